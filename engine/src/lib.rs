@@ -1,0 +1,6 @@
+//! The embedded chess engine of spar: bitboards, slider-attack backends, legal move
+//! generation and perft for standard chess and Chess960.
+#![deny(missing_docs)]
+
+pub mod attacks;
+pub mod types;
