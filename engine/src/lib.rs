@@ -3,4 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod attacks;
+pub mod movegen;
+pub mod perft;
+pub mod position;
 pub mod types;

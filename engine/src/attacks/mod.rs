@@ -212,13 +212,15 @@ mod tests {
         })
     }
 
+    type Backend = (
+        &'static str,
+        fn(Square, Bitboard) -> Bitboard,
+        fn(Square, Bitboard) -> Bitboard,
+    );
+
     #[test]
     fn every_backend_matches_the_reference() {
-        let backends: [(
-            &str,
-            fn(Square, Bitboard) -> Bitboard,
-            fn(Square, Bitboard) -> Bitboard,
-        ); 6] = [
+        let backends: [Backend; 6] = [
             ("magic", magic::rook, magic::bishop),
             ("magic_runtime", magic_runtime::rook, magic_runtime::bishop),
             ("kindergarten", kindergarten::rook, kindergarten::bishop),
