@@ -14,12 +14,18 @@ pub struct CliError {
 impl CliError {
     /// Bad input (arguments, files, values): exit code 2.
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError { message: message.into(), code: 2 }
+        CliError {
+            message: message.into(),
+            code: 2,
+        }
     }
 
     /// A check that ran and failed, or a runtime failure: exit code 1.
     pub fn failure(message: impl Into<String>) -> Self {
-        CliError { message: message.into(), code: 1 }
+        CliError {
+            message: message.into(),
+            code: 1,
+        }
     }
 }
 
