@@ -3,7 +3,9 @@
 #![deny(missing_docs)]
 
 pub mod attacks;
+pub mod eval;
 pub mod movegen;
+pub mod params;
 pub mod perft;
 pub mod position;
 pub mod types;
