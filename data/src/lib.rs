@@ -1,1 +1,15 @@
-//! placeholder
+//! What flows in and out of spar: opening books, PGN games and the results CSV.
+//!
+//! - [`san`]: Standard Algebraic Notation, written and read (also for Chess960 castling).
+//! - [`book`]: opening books (EPD and PGN), ordered like fastchess `-openings`, plus a
+//!   balanced book compiled into the binary ([`book::Book::builtin`]).
+//! - [`pgn`]: a PGN writer that appends one whole game per write, and a tolerant reader.
+//! - [`results`]: the per-game results CSV that `--resume` reads back.
+//! - [`rng`]: the small deterministic generator used to shuffle books.
+#![deny(missing_docs)]
+
+pub mod book;
+pub mod pgn;
+pub mod results;
+pub mod rng;
+pub mod san;

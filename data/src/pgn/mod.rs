@@ -1,0 +1,11 @@
+//! PGN: a writer for finished games ([`PgnWriter`], [`format_game`]) and a tolerant reader
+//! ([`read_games`]) used by the book loader and the round-trip tests.
+
+mod reader;
+mod writer;
+
+pub use reader::{read_games, PgnError, PgnGame, PgnMove};
+pub use writer::{
+    format_game, pgn_date, pgn_date_today, GameRecord, GameResult, MoveInfo, MoveRecord,
+    PgnWriteError, PgnWriter, Score, LINE_LENGTH,
+};

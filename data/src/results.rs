@@ -1,0 +1,392 @@
+//! The results CSV: one row per finished game, appended and flushed as each game ends,
+//! read back by `--resume` and when merging shards.
+//!
+//! Columns (with a header row):
+//!
+//! | column | meaning |
+//! | --- | --- |
+//! | `pair` | 0-based pair index; pair k plays opening k of the book order |
+//! | `game` | 0 or 1: the first or second game of the pair (colours swapped in game 1) |
+//! | `opening` | the opening's 0-based index in its book file (stable under `order=random`) |
+//! | `seed` | the pair's seed, derived from the run seed and the pair index |
+//! | `white`, `black` | the variants' names |
+//! | `result` | `1-0`, `0-1`, `1/2-1/2` or `*` |
+//! | `termination` | PGN termination (`normal`, `adjudication`, `time forfeit`, …) |
+//! | `plies` | plies played, book moves included |
+//! | `white_nodes`, `black_nodes` | nodes each side searched |
+//! | `duration_ms` | wall time of the game |
+//!
+//! Each row is written with one `write` call and flushed, so a crash can leave at most a
+//! half-written last line; [`ResultsWriter::create_or_resume`] cuts it off.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The header row, in column order.
+pub const HEADER: [&str; 12] = [
+    "pair",
+    "game",
+    "opening",
+    "seed",
+    "white",
+    "black",
+    "result",
+    "termination",
+    "plies",
+    "white_nodes",
+    "black_nodes",
+    "duration_ms",
+];
+
+/// One finished game.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// 0-based pair index.
+    pub pair: u64,
+    /// 0 or 1 within the pair.
+    pub game: u8,
+    /// The opening's index in its book file.
+    pub opening: u64,
+    /// The pair's seed.
+    pub seed: u64,
+    /// White's variant name.
+    pub white: String,
+    /// Black's variant name.
+    pub black: String,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: String,
+    /// How the game ended (PGN `Termination` value).
+    pub termination: String,
+    /// Plies played.
+    pub plies: u32,
+    /// Nodes searched by White.
+    pub white_nodes: u64,
+    /// Nodes searched by Black.
+    pub black_nodes: u64,
+    /// Wall time of the game in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Why the results file could not be opened, read or written.
+#[derive(Debug)]
+pub enum ResultsError {
+    /// An I/O error on the file.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// The file exists, is not empty, and `--resume` was not given.
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The first line is not the expected header.
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// The first line as found.
+        found: String,
+    },
+    /// A row does not parse.
+    Row {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+        /// The line's text.
+        text: String,
+    },
+}
+
+impl fmt::Display for ResultsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResultsError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ResultsError::Exists { path } => write!(
+                f,
+                "{} already holds results; pass --resume to continue that run, or choose another output path",
+                path.display()
+            ),
+            ResultsError::Header { path, found } => write!(
+                f,
+                "{}:1: not a spar results file: expected header '{}', found '{found}' (choose another path)",
+                path.display(),
+                HEADER.join(",")
+            ),
+            ResultsError::Row {
+                path,
+                line,
+                reason,
+                text,
+            } => write!(
+                f,
+                "{}:{line}: bad results row: {reason}\n    {text}\n  (fix or delete this line, then resume)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ResultsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ResultsError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ResultsError + '_ {
+    move |source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Parses results CSV text (header required). `path` is only used in errors.
+pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let first = lines
+        .first()
+        .map_or("", |l| l.strip_suffix('\r').unwrap_or(l));
+    if first.is_empty() && text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    if first.trim_start_matches('\u{feff}') != HEADER.join(",") {
+        return Err(ResultsError::Header {
+            path: path.to_path_buf(),
+            found: first.chars().take(200).collect(),
+        });
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let mut rows = Vec::new();
+    for record in reader.deserialize::<ResultRow>() {
+        let row = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            let text = lines
+                .get(line.wrapping_sub(1))
+                .map_or("", |l| l.strip_suffix('\r').unwrap_or(l))
+                .chars()
+                .take(300)
+                .collect();
+            let reason = match e.kind() {
+                csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+                    Some(i) => format!(
+                        "column '{}': {}",
+                        HEADER.get(i as usize).unwrap_or(&"?"),
+                        err.kind()
+                    ),
+                    None => err.to_string(),
+                },
+                csv::ErrorKind::UnequalLengths { len, .. } => {
+                    format!("{len} fields, expected {}", HEADER.len())
+                }
+                _ => e.to_string(),
+            };
+            ResultsError::Row {
+                path: path.to_path_buf(),
+                line,
+                reason,
+                text,
+            }
+        })?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Reads a whole results file.
+pub fn read_results(path: impl AsRef<Path>) -> Result<Vec<ResultRow>, ResultsError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    parse_results(&String::from_utf8_lossy(&bytes), path)
+}
+
+/// Appends rows to the results file, one write and one flush per row.
+#[derive(Debug)]
+pub struct ResultsWriter {
+    file: File,
+    path: PathBuf,
+}
+
+impl ResultsWriter {
+    /// Opens the results file.
+    ///
+    /// Without `resume`, a missing or empty file is started with the header, and an existing
+    /// non-empty file is refused ([`ResultsError::Exists`]). With `resume`, existing rows are
+    /// read and returned; a half-written last line (no final newline: a crash mid-write) is
+    /// cut off first. A missing file is simply started.
+    pub fn create_or_resume(
+        path: impl AsRef<Path>,
+        resume: bool,
+    ) -> Result<(ResultsWriter, Vec<ResultRow>), ResultsError> {
+        let path = path.as_ref().to_path_buf();
+        let existing = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        if !existing.is_empty() && !resume {
+            return Err(ResultsError::Exists { path });
+        }
+        // Keep everything up to the last newline.
+        let keep = existing
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let rows = parse_results(&String::from_utf8_lossy(&existing[..keep]), &path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        if keep < existing.len() {
+            file.set_len(keep as u64).map_err(io_err(&path))?;
+        }
+        let mut writer = ResultsWriter { file, path };
+        if keep == 0 {
+            let header = format!("{}\n", HEADER.join(","));
+            writer.write_bytes(header.as_bytes())?;
+        }
+        Ok((writer, rows))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one row (one write call) and flushes.
+    pub fn append(&mut self, row: &ResultRow) -> Result<(), ResultsError> {
+        let mut csv = csv::WriterBuilder::new()
+            .has_headers(false)
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::with_capacity(128));
+        csv.serialize(row)
+            .map_err(|e| io_err(&self.path)(io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        let bytes = csv
+            .into_inner()
+            .map_err(|e| io_err(&self.path)(io::Error::other(e.to_string())))?;
+        self.write_bytes(&bytes)
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), ResultsError> {
+        self.file.write_all(bytes).map_err(io_err(&self.path))?;
+        self.file.flush().map_err(io_err(&self.path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pair: u64, game: u8) -> ResultRow {
+        ResultRow {
+            pair,
+            game,
+            opening: 17 + pair,
+            seed: 0xdead_beef_0000 + pair,
+            white: "dev, \"quoted\"".into(),
+            black: "base".into(),
+            result: "1/2-1/2".into(),
+            termination: "adjudication".into(),
+            plies: 88,
+            white_nodes: 123_456,
+            black_nodes: 654_321,
+            duration_ms: 1500,
+        }
+    }
+
+    #[test]
+    fn write_resume_and_refuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let (mut w, rows) = ResultsWriter::create_or_resume(&path, false).unwrap();
+        assert!(rows.is_empty());
+        w.append(&row(0, 0)).unwrap();
+        w.append(&row(0, 1)).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("pair,game,opening,seed,white,black,result,termination,plies,white_nodes,black_nodes,duration_ms\n"));
+        assert_eq!(read_results(&path).unwrap(), vec![row(0, 0), row(0, 1)]);
+
+        let err = ResultsWriter::create_or_resume(&path, false).unwrap_err();
+        assert!(err.to_string().contains("--resume"), "{err}");
+
+        let (mut w, rows) = ResultsWriter::create_or_resume(&path, true).unwrap();
+        assert_eq!(rows.len(), 2);
+        w.append(&row(1, 0)).unwrap();
+        assert_eq!(read_results(&path).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn truncated_last_line_is_cut_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        let (mut w, _) = ResultsWriter::create_or_resume(&path, false).unwrap();
+        w.append(&row(0, 0)).unwrap();
+        drop(w);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"0,1,17,24477").unwrap();
+        drop(f);
+        assert!(
+            read_results(&path).is_err(),
+            "the torn line is visible to a plain read"
+        );
+        let (mut w, rows) = ResultsWriter::create_or_resume(&path, true).unwrap();
+        assert_eq!(rows, vec![row(0, 0)]);
+        w.append(&row(0, 1)).unwrap();
+        assert_eq!(read_results(&path).unwrap(), vec![row(0, 0), row(0, 1)]);
+
+        // A torn header: the file starts over.
+        std::fs::write(&path, "pair,ga").unwrap();
+        let (mut w, rows) = ResultsWriter::create_or_resume(&path, true).unwrap();
+        assert!(rows.is_empty());
+        w.append(&row(3, 0)).unwrap();
+        assert_eq!(read_results(&path).unwrap(), vec![row(3, 0)]);
+    }
+
+    #[test]
+    fn garbage_is_named_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.csv");
+        let (mut w, _) = ResultsWriter::create_or_resume(&path, false).unwrap();
+        w.append(&row(0, 0)).unwrap();
+        drop(w);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"this is not a row\n").unwrap();
+        drop(f);
+        let (mut w, _) = ResultsWriter::create_or_resume(dir.path().join("h.csv"), false).unwrap();
+        w.append(&row(1, 0)).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("0,x,17,1,a,b,1-0,normal,3,1,1,1\n");
+        std::fs::write(&path, &text).unwrap();
+
+        let err = ResultsWriter::create_or_resume(&path, true).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("g.csv:3: bad results row"), "{msg}");
+        assert!(msg.contains("this is not a row"), "{msg}");
+
+        let text = text.replace("this is not a row\n", "");
+        std::fs::write(&path, &text).unwrap();
+        let msg = read_results(&path).unwrap_err().to_string();
+        assert!(
+            msg.contains("g.csv:3: bad results row: column 'game'"),
+            "{msg}"
+        );
+
+        std::fs::write(&path, "a,b,c\n1,2,3\n").unwrap();
+        let err = read_results(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Header { .. }), "{err}");
+    }
+}
