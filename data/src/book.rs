@@ -97,6 +97,37 @@ impl Default for BookOptions {
 }
 
 impl BookOptions {
+    /// Reads fastchess-style `-openings` arguments (`file=… format=… order=… plies=…
+    /// start=…`, plus `seed=` and `variant=`) into the file (if given) and options.
+    ///
+    /// ```
+    /// use data::book::{BookOptions, BookOrder};
+    /// let (file, o) = BookOptions::from_args(["file=b.epd", "order=random", "start=3"]).unwrap();
+    /// assert_eq!(file.unwrap().to_str(), Some("b.epd"));
+    /// assert_eq!((o.order, o.start), (BookOrder::Random, 3));
+    /// assert!(BookOptions::from_args(["plies"]).is_err());
+    /// ```
+    pub fn from_args<'a>(
+        args: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(Option<std::path::PathBuf>, BookOptions), BookError> {
+        let mut options = BookOptions::default();
+        let mut file = None;
+        for arg in args {
+            let Some((key, value)) = arg.split_once('=') else {
+                return Err(BookError::Option {
+                    option: arg.to_string(),
+                    reason: "expected key=value, e.g. file=book.epd or order=random".into(),
+                });
+            };
+            if key == "file" {
+                file = Some(std::path::PathBuf::from(value));
+            } else {
+                options.set(key, value)?;
+            }
+        }
+        Ok((file, options))
+    }
+
     /// Sets one `key=value` option as fastchess spells it: `format`, `order`, `plies`,
     /// `start` (and `seed`, `variant=960`). `file` is not handled here.
     ///
