@@ -26,12 +26,12 @@
 //! evaluate = white · (+1 if White is to move, −1 if Black is)
 //! ```
 //!
-//! `scale` is a draw-ish scale factor chosen outside the linear part: 64 normally, less when
-//! the side ahead (by the sign of `linear`) has no pawns and at most a minor piece's worth of
-//! extra material, or with only opposite-coloured bishops and pawns left. It depends on the
-//! material only; [`EvalTrace::scale`] holds it for either side being ahead.
+//! `scale` is a draw-ish scale factor chosen outside the linear part, from the material only:
+//! 64 normally; 32 with only opposite-coloured bishops and pawns left; for the side ahead (by
+//! the sign of `linear`) without pawns, 0 if it has at most a minor piece and 16 if it is at
+//! most a minor piece's worth ahead. [`EvalTrace::scale`] holds it for either side ahead.
 //!
-//! [`trace`] lists every non-zero feature as `(index into Params::values(), count)` pairs
+//! [`trace()`] lists every non-zero feature as `(index into Params::values(), count)` pairs
 //! so a Texel tuner can evaluate and differentiate the formula above for any parameter
 //! vector; [`EvalTrace::white`] with the values of a [`Params`](crate::params::Params) table
 //! equals [`evaluate_white`] with the [`EvalWeights`] of that table.
@@ -152,10 +152,17 @@ pub(crate) fn scale_factors(pos: &Position) -> [i32; 2] {
         scale = [SCALE_NORMAL / 2; 2];
     }
     for strong in Color::ALL {
-        if pos.colored(strong, PieceType::Pawn).is_empty()
-            && points(pos, strong) <= points(pos, !strong) + 3
-        {
-            scale[strong as usize] = scale[strong as usize].min(SCALE_NORMAL / 4);
+        if pos.colored(strong, PieceType::Pawn).any() {
+            continue;
+        }
+        let (ours, theirs) = (points(pos, strong), points(pos, !strong));
+        let s = &mut scale[strong as usize];
+        if ours <= 3 {
+            // A lone minor (or nothing) does not win.
+            *s = 0;
+        } else if ours <= theirs + 3 {
+            // At most a minor piece ahead without pawns: KRKB, KRBKR, KQKRB, ...
+            *s = (*s).min(SCALE_NORMAL / 4);
         }
     }
     scale

@@ -57,6 +57,24 @@ impl EvalTrace {
         ((mg * phase + eg * (PHASE_MAX as i64 - phase)) / PHASE_MAX as i64) as i32
     }
 
+    /// The smooth model a tuner differentiates: the tapered sum in floating point (no
+    /// truncation) times the scale factor for its sign, White-relative. Its gradient with
+    /// respect to `values[i]` is `(c_mg(i) · phase + c_eg(i) · (24 − phase)) / 24 · scale / 64`
+    /// where `c_mg(i)`, `c_eg(i)` are the counts of parameter `i` in [`mg`](Self::mg) and
+    /// [`eg`](Self::eg).
+    pub fn white_f64(&self, values: &[f64]) -> f64 {
+        let sum = |terms: &[(usize, i32)]| {
+            terms
+                .iter()
+                .map(|&(i, c)| values[i] * c as f64)
+                .sum::<f64>()
+        };
+        let phase = self.phase as f64;
+        let max = PHASE_MAX as f64;
+        let linear = (sum(&self.mg) * phase + sum(&self.eg) * (max - phase)) / max;
+        linear * self.scale[(linear < 0.0) as usize] as f64 / SCALE_NORMAL as f64
+    }
+
     /// The evaluation from White's point of view, as [`evaluate_white`](super::evaluate_white).
     pub fn white(&self, values: &[i32]) -> i32 {
         let linear = self.linear(values);

@@ -201,8 +201,8 @@ crate::tunable!(
     pub TEMPO_EG = eval "tempo_eg": 5, -50..=100, c_end 1.0, r_end 0.002
 );
 
-/// Feature indices: where each weight lives in [`EvalWeights`] and in an [`EvalTrace`]
-/// (crate::eval::EvalTrace) before it is mapped to parameter indices.
+/// Feature indices: where each weight lives in [`EvalWeights`] and in an `EvalTrace`
+/// before it is mapped to parameter indices.
 pub(crate) mod feature {
     /// Material, by piece type.
     pub const MATERIAL: usize = 0;
