@@ -43,7 +43,7 @@ pub const HEADER: [&str; 12] = [
 ];
 
 /// One finished game.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ResultRow {
     /// 0-based pair index.
     pub pair: u64,
@@ -69,6 +69,19 @@ pub struct ResultRow {
     pub black_nodes: u64,
     /// Wall time of the game in milliseconds.
     pub duration_ms: u64,
+}
+
+impl ResultRow {
+    /// The `result` column as a [`GameResult`](crate::pgn::GameResult), if it is one.
+    ///
+    /// ```
+    /// use data::pgn::GameResult;
+    /// let row = data::results::ResultRow { result: "0-1".into(), ..Default::default() };
+    /// assert_eq!(row.game_result(), Some(GameResult::BlackWins));
+    /// ```
+    pub fn game_result(&self) -> Option<crate::pgn::GameResult> {
+        crate::pgn::GameResult::parse(&self.result)
+    }
 }
 
 /// Why the results file could not be opened, read or written.
