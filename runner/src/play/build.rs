@@ -386,7 +386,7 @@ fn install(built: &Path, dir: &Path) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     /// A tiny git repository shaped like spar's (workspace, package `runner`, binary `spar`,
     /// two features) that builds in a second or two.
@@ -612,11 +612,17 @@ mod tests {
         );
     }
 
-    /// Builds the real spar from this repository's HEAD in release mode: minutes on a small
-    /// machine, so only on request (`cargo test -p runner -- --ignored real_spar`).
+    /// Builds the real spar from this repository's HEAD in release mode (with fat LTO: a minute
+    /// or more on a small machine, and it fills `target/spar-builds`), so only on request:
+    /// `cargo test --profile ci -p runner -- --ignored real_spar`. Once `spar uci` exists at HEAD,
+    /// it also plays a few moves through [`super::super::uci::UciPlayer`].
     #[test]
     #[ignore]
-    fn real_spar_builds_and_reports_its_version() {
+    fn real_spar_builds_and_plays() {
+        use crate::play::player::{MoveRequest, Player};
+        use engine::position::{Position, STARTPOS_FEN};
+        use engine::search::Limits;
+
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let binary = ensure_built(Some("HEAD"), &f(&["kindergarten"]), root, false).unwrap();
         let out = Command::new(&binary).arg("--version").output().unwrap();
@@ -628,5 +634,47 @@ mod tests {
             ensure_built(Some("HEAD"), &f(&["kindergarten"]), root, true).unwrap(),
             binary
         );
+
+        let has_uci = Command::new(&binary)
+            .args(["uci", "--help"])
+            .output()
+            .unwrap()
+            .status
+            .success();
+        if !has_uci {
+            eprintln!("notice: spar at HEAD has no 'uci' command yet; not playing moves");
+            return;
+        }
+        let words = f(&[
+            "name=head",
+            "git=HEAD",
+            "features=kindergarten",
+            "nodes=2000",
+        ]);
+        let variant = crate::play::variant::parse_variant(&words, &[], 0).unwrap();
+        let variant = resolve(&variant, root, true).unwrap();
+        let mut player =
+            crate::play::uci::UciPlayer::new(&variant, Duration::from_secs(10)).unwrap();
+        player.new_game(false).unwrap();
+        let mut pos = Position::startpos();
+        let mut moves = Vec::new();
+        let limits = Limits {
+            nodes: Some(2000),
+            ..Limits::default()
+        };
+        for _ in 0..6 {
+            let reply = player
+                .go(&MoveRequest {
+                    start_fen: STARTPOS_FEN,
+                    moves: &moves,
+                    position: &pos,
+                    history: &[],
+                    limits: &limits,
+                })
+                .unwrap();
+            moves.push(reply.mv);
+            pos = pos.play(reply.mv);
+        }
+        player.shutdown();
     }
 }
