@@ -8,4 +8,5 @@ pub mod movegen;
 pub mod params;
 pub mod perft;
 pub mod position;
+pub mod search;
 pub mod types;

@@ -1,0 +1,334 @@
+//! The search: iterative deepening with aspiration windows over a principal-variation
+//! alpha-beta search with quiescence, a shared transposition table and Lazy SMP.
+//!
+//! | file | concern |
+//! |---|---|
+//! | [`mod.rs`](self) | the public API: [`Searcher`], [`Limits`], [`Score`], results |
+//! | `alphabeta.rs` | the per-thread search: negamax, quiescence, iterative deepening |
+//! | [`tt`] | the shared transposition table |
+//! | [`picker`] | the staged move selector |
+//! | [`history`] | move-ordering statistics |
+//! | [`see`] | static exchange evaluation |
+//! | [`legality`] | the fast legality test for TT, killer and counter moves |
+//! | [`timeman`] | time bounds from the clock |
+//! | [`params`] | the tunable search parameters |
+//!
+//! ```
+//! use engine::params::Params;
+//! use engine::position::Position;
+//! use engine::search::{Limits, Searcher};
+//! let mut searcher = Searcher::new(Params::defaults());
+//! let limits = Limits { depth: Some(4), ..Limits::default() };
+//! let result = searcher.search(&Position::startpos(), &[], &limits, &mut |_| {});
+//! assert!(result.best_move.is_some());
+//! ```
+
+mod alphabeta;
+pub mod history;
+pub mod legality;
+pub mod params;
+pub mod picker;
+pub mod see;
+pub mod timeman;
+pub mod tt;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::eval::EvalWeights;
+use crate::params::Params;
+use crate::position::Position;
+use crate::types::Move;
+
+use alphabeta::{Shared, ThreadData, Worker};
+use params::SearchParams;
+use tt::TranspositionTable;
+
+/// Deepest ply the search reaches (the stacks are this long).
+pub const MAX_PLY: usize = 128;
+/// Largest iteration depth.
+pub const MAX_DEPTH: i32 = 100;
+/// The score of being mated now (negated: of mating now).
+pub const MATE: i32 = 30000;
+/// Scores at least this large are mates found within [`MAX_PLY`].
+pub const MATE_IN_MAX: i32 = MATE - MAX_PLY as i32;
+/// Larger than any score.
+pub const INFINITY: i32 = MATE + 1;
+
+/// What bounds a search. Every field is optional; with none set, the search runs until
+/// [`MAX_DEPTH`] or until stopped.
+#[derive(Default, Clone, Debug)]
+pub struct Limits {
+    /// Largest iteration depth.
+    pub depth: Option<i32>,
+    /// Stop as soon as this many nodes have been searched (exact with one thread).
+    pub nodes: Option<u64>,
+    /// Search exactly this long.
+    pub movetime: Option<Duration>,
+    /// White's remaining clock time.
+    pub wtime: Option<Duration>,
+    /// Black's remaining clock time.
+    pub btime: Option<Duration>,
+    /// White's increment per move.
+    pub winc: Option<Duration>,
+    /// Black's increment per move.
+    pub binc: Option<Duration>,
+    /// Moves to the next time control.
+    pub movestogo: Option<u32>,
+    /// Search until stopped (`go infinite`): the search does not return before the stop
+    /// flag is set, even if it has run out of depth.
+    pub infinite: bool,
+}
+
+/// A search score in UCI terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Centipawns from the side to move's point of view.
+    Cp(i32),
+    /// Mate in this many moves (negative: the side to move gets mated; `Mate(0)`: the side
+    /// to move is checkmated now).
+    Mate(i32),
+}
+
+impl Score {
+    /// Converts an internal score (mate = ±([`MATE`] − plies)) to a UCI score.
+    pub fn from_internal(score: i32) -> Score {
+        if score >= MATE_IN_MAX {
+            Score::Mate((MATE - score + 1) / 2)
+        } else if score <= -MATE_IN_MAX {
+            Score::Mate(-(MATE + score) / 2)
+        } else {
+            Score::Cp(score)
+        }
+    }
+
+    /// The score as centipawns for adjudication and statistics: a mate in `n` moves maps
+    /// to `±(30000 − plies)` (mate in 1 = 29999, mated in 1 = −29998, mated now = −30000).
+    ///
+    /// ```
+    /// use engine::search::Score;
+    /// assert_eq!(Score::Cp(35).as_cp(), 35);
+    /// assert_eq!(Score::Mate(1).as_cp(), 29999);
+    /// assert_eq!(Score::Mate(-2).as_cp(), -29996);
+    /// assert!(Score::Mate(3).as_cp() > Score::Mate(4).as_cp());
+    /// ```
+    pub fn as_cp(self) -> i32 {
+        match self {
+            Score::Cp(cp) => cp,
+            Score::Mate(n) if n > 0 => MATE - (2 * n - 1),
+            Score::Mate(n) => -(MATE + 2 * n),
+        }
+    }
+
+    /// Whether this is a mate score.
+    pub fn is_mate(self) -> bool {
+        matches!(self, Score::Mate(_))
+    }
+}
+
+impl fmt::Display for Score {
+    /// UCI form: `cp 25` or `mate -3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Score::Cp(cp) => write!(f, "cp {cp}"),
+            Score::Mate(n) => write!(f, "mate {n}"),
+        }
+    }
+}
+
+/// Progress after each completed iteration of the main thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchInfo {
+    /// Iteration depth.
+    pub depth: i32,
+    /// Deepest ply reached.
+    pub seldepth: i32,
+    /// Score of the best move.
+    pub score: Score,
+    /// Nodes searched by all threads so far.
+    pub nodes: u64,
+    /// Nodes per second.
+    pub nps: u64,
+    /// Time since the search started.
+    pub time: Duration,
+    /// Transposition-table fill, per mille.
+    pub hashfull: u32,
+    /// Principal variation.
+    pub pv: Vec<Move>,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    /// The move to play; `None` only when there is no legal move.
+    pub best_move: Option<Move>,
+    /// The expected reply, if known.
+    pub ponder: Option<Move>,
+    /// Score of the last completed iteration.
+    pub score: Score,
+    /// Depth of the last completed iteration.
+    pub depth: i32,
+    /// Deepest ply reached.
+    pub seldepth: i32,
+    /// Nodes searched by all threads.
+    pub nodes: u64,
+    /// Principal variation (starts with `best_move` when one exists).
+    pub pv: Vec<Move>,
+    /// Time used.
+    pub time: Duration,
+}
+
+/// The engine's searcher: parameters, transposition table, per-thread histories.
+pub struct Searcher {
+    params: Params,
+    search_params: SearchParams,
+    weights: EvalWeights,
+    tt: TranspositionTable,
+    threads: Vec<Box<ThreadData>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Searcher {
+    /// A searcher with one thread and a 16 MiB hash table.
+    pub fn new(params: Params) -> Searcher {
+        Searcher {
+            search_params: SearchParams::new(&params),
+            weights: EvalWeights::new(&params),
+            params,
+            tt: TranspositionTable::new(16),
+            threads: vec![ThreadData::new()],
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Replaces the parameter table (search margins and evaluation weights).
+    pub fn set_params(&mut self, params: Params) {
+        self.search_params = SearchParams::new(&params);
+        self.weights = EvalWeights::new(&params);
+        self.params = params;
+    }
+
+    /// The parameter table in use.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Resizes the transposition table to `mb` MiB (any value ≥ 1) and empties it.
+    pub fn set_hash_mb(&mut self, mb: usize) {
+        self.tt.resize(mb);
+    }
+
+    /// Sets the number of search threads (at least one).
+    pub fn set_threads(&mut self, n: usize) {
+        self.threads.resize_with(n.max(1), ThreadData::new);
+    }
+
+    /// Forgets everything learnt (`ucinewgame`): empties the hash table and the histories.
+    pub fn clear(&mut self) {
+        self.tt.clear(self.threads.len());
+        for t in &mut self.threads {
+            t.clear();
+        }
+    }
+
+    /// The flag that stops a running search when set (UCI `stop`). [`Searcher::search`]
+    /// clears it when it starts.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    /// Searches `pos` within `limits`, calling `on_iteration` after each completed iteration.
+    ///
+    /// `history`: Zobrist keys of the game's earlier positions (oldest first, NOT including
+    /// `pos`), for repetition detection. Always returns a legal best move when one exists.
+    pub fn search(
+        &mut self,
+        pos: &Position,
+        history: &[u64],
+        limits: &Limits,
+        on_iteration: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let start = Instant::now();
+        self.stop.store(false, Ordering::Relaxed);
+        self.tt.new_search();
+
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            let score = if pos.in_check() {
+                Score::Mate(0)
+            } else {
+                Score::Cp(0)
+            };
+            return SearchResult {
+                best_move: None,
+                ponder: None,
+                score,
+                depth: 0,
+                seldepth: 0,
+                nodes: 0,
+                pv: Vec::new(),
+                time: start.elapsed(),
+            };
+        }
+
+        let bounds = timeman::bounds(limits, pos.side_to_move());
+        let counters: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
+        let abort = AtomicBool::new(false);
+        let shared = Shared {
+            tt: &self.tt,
+            params: &self.search_params,
+            weights: &self.weights,
+            stop: &self.stop,
+            abort: &abort,
+            nodes: &counters,
+            start,
+            hard: bounds.hard,
+            soft: bounds.soft,
+            node_limit: limits.nodes,
+            depth_limit: limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
+            infinite: limits.infinite,
+        };
+
+        let (main, helpers) = self.threads.split_first_mut().expect("at least one thread");
+        let mut outcome = std::thread::scope(|s| {
+            for (i, td) in helpers.iter_mut().enumerate() {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || {
+                        Worker::new(td, shared, i + 1, pos, history).iterate(None);
+                    })
+                    .expect("spawn a search thread");
+            }
+            let outcome = Worker::new(main, &shared, 0, pos, history).iterate(Some(on_iteration));
+            abort.store(true, Ordering::Relaxed);
+            outcome
+        });
+
+        // Every thread has joined: the counters are final.
+        let nodes = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let best_move = outcome.pv.first().copied().or_else(|| {
+            // Not even one root move finished: the TT move or the first legal move.
+            self.tt
+                .probe(pos.key(), 0)
+                .and_then(|e| e.mv)
+                .filter(|&m| legality::is_legal(pos, m))
+                .or(Some(legal.as_slice()[0]))
+        });
+        if outcome.pv.is_empty() {
+            outcome.pv.extend(best_move);
+        }
+        SearchResult {
+            best_move,
+            ponder: outcome.pv.get(1).copied(),
+            score: Score::from_internal(outcome.score),
+            depth: outcome.depth,
+            seldepth: outcome.seldepth,
+            nodes,
+            pv: outcome.pv,
+            time: start.elapsed(),
+        }
+    }
+}
