@@ -221,7 +221,15 @@ impl<'a> Worker<'a> {
             pv: Vec::new(),
         };
         let mut prev: i32 = 0;
-        for depth in 1..=self.sh.depth_limit {
+        let mut stable = 0usize;
+        let mut prev_best: Option<Move> = None;
+        for iteration in 1..=self.sh.depth_limit {
+            // Helpers search alternate depths, so that threads disagree usefully.
+            let depth = if self.is_main() {
+                iteration
+            } else {
+                (iteration + (self.id & 1) as i32).min(self.sh.depth_limit)
+            };
             self.root_depth = depth;
             self.seldepth = 0;
             let mut delta = self.sp.asp_window;
@@ -283,8 +291,19 @@ impl<'a> Worker<'a> {
                         pv: out.pv.clone(),
                     });
                 }
-                if matches!(self.sh.soft, Some(s) if self.sh.start.elapsed() >= s) {
-                    break;
+                // Soft bound, stretched while the best move keeps changing and shrunk
+                // when it is stable.
+                stable = if prev_best == out.pv.first().copied() {
+                    stable + 1
+                } else {
+                    0
+                };
+                prev_best = out.pv.first().copied();
+                const SCALE: [u32; 5] = [200, 140, 110, 90, 75];
+                if let Some(soft) = self.sh.soft {
+                    if self.sh.start.elapsed() >= soft * SCALE[stable.min(4)] / 100 {
+                        break;
+                    }
                 }
             }
         }

@@ -58,7 +58,8 @@ pub fn bounds(limits: &Limits, side: Color) -> TimeBounds {
         hard = Some(h.max(s));
     }
     if let Some(mt) = limits.movetime {
-        soft = Some(soft.map_or(mt, |s| s.min(mt)));
+        // `movetime` means "search this long": only the hard bound.
+        soft = soft.map(|s| s.min(mt));
         hard = Some(hard.map_or(mt, |h| h.min(mt)));
     }
     TimeBounds { soft, hard }
