@@ -135,11 +135,13 @@ impl UciPlayer {
     pub fn with_config(variant: &Variant, config: UciConfig) -> Result<UciPlayer, String> {
         let (cmd, args, dir) = match &variant.source {
             Source::Uci { cmd, args, dir } => (cmd, args, dir),
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "engine '{}' is not an external UCI engine (build variants are turned into one by \
                      build::resolve first)",
                 variant.name
-            )),
+            ))
+            }
         };
         let mut cmd = PathBuf::from(cmd);
         if let Some(dir) = dir {
