@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod attacks;
+pub mod bench;
 pub mod eval;
 pub mod movegen;
 pub mod params;
@@ -10,3 +11,4 @@ pub mod perft;
 pub mod position;
 pub mod search;
 pub mod types;
+pub mod uci;

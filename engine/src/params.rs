@@ -128,15 +128,26 @@ impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamError::Unknown(name) => {
-                write!(f, "unknown parameter '{name}' (`spar params` lists them all)")?;
+                write!(
+                    f,
+                    "unknown parameter '{name}' (`spar params` lists them all)"
+                )?;
                 let close = suggestions(name);
                 if !close.is_empty() {
                     write!(f, "; did you mean {}?", close.join(", "))?;
                 }
                 Ok(())
             }
-            ParamError::OutOfRange { name, value, min, max } => {
-                write!(f, "parameter '{name}' = {value} is out of range: allowed {min}..={max}")
+            ParamError::OutOfRange {
+                name,
+                value,
+                min,
+                max,
+            } => {
+                write!(
+                    f,
+                    "parameter '{name}' = {value} is out of range: allowed {min}..={max}"
+                )
             }
             ParamError::NotANumber { name, text } => {
                 write!(f, "parameter '{name}' needs an integer value, got '{text}'")
@@ -198,15 +209,27 @@ fn layout() -> &'static Layout {
                 });
             }
         }
-        let by_name = specs.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
-        Layout { offsets, specs, by_name }
+        let by_name = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
+        Layout {
+            offsets,
+            specs,
+            by_name,
+        }
     })
 }
 
 fn slice_index(t: &'static Tunable) -> usize {
     let base = TUNABLES.as_ptr() as usize;
     let i = (t as *const Tunable as usize).wrapping_sub(base) / core::mem::size_of::<Tunable>();
-    assert!(i < TUNABLES.len() && std::ptr::eq(&TUNABLES[i], t), "tunable {} is not registered", t.name);
+    assert!(
+        i < TUNABLES.len() && std::ptr::eq(&TUNABLES[i], t),
+        "tunable {} is not registered",
+        t.name
+    );
     i
 }
 
@@ -236,7 +259,9 @@ impl Default for Params {
 impl Params {
     /// Every parameter at its default.
     pub fn defaults() -> Params {
-        Params { values: layout().specs.iter().map(|s| s.default).collect() }
+        Params {
+            values: layout().specs.iter().map(|s| s.default).collect(),
+        }
     }
 
     /// The value of a scalar parameter (the first element of an array).
@@ -258,10 +283,18 @@ impl Params {
     /// Sets an element by name, checking the range.
     pub fn set(&mut self, name: &str, value: i64) -> Result<(), ParamError> {
         let l = layout();
-        let &i = l.by_name.get(name).ok_or_else(|| ParamError::Unknown(name.to_string()))?;
+        let &i = l
+            .by_name
+            .get(name)
+            .ok_or_else(|| ParamError::Unknown(name.to_string()))?;
         let s = &l.specs[i];
         if value < s.min as i64 || value > s.max as i64 {
-            return Err(ParamError::OutOfRange { name: name.to_string(), value, min: s.min, max: s.max });
+            return Err(ParamError::OutOfRange {
+                name: name.to_string(),
+                value,
+                min: s.min,
+                max: s.max,
+            });
         }
         self.values[i] = value as i32;
         Ok(())
@@ -271,7 +304,10 @@ impl Params {
     pub fn set_str(&mut self, name: &str, text: &str) -> Result<(), ParamError> {
         let text = text.trim();
         let value = text.parse::<i64>().ok().or_else(|| {
-            text.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() < 1e15).map(|v| v.round() as i64)
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && v.abs() < 1e15)
+                .map(|v| v.round() as i64)
         });
         match value {
             Some(v) => self.set(name, v),
@@ -279,7 +315,10 @@ impl Params {
                 if spec(name).is_none() {
                     Err(ParamError::Unknown(name.to_string()))
                 } else {
-                    Err(ParamError::NotANumber { name: name.to_string(), text: text.to_string() })
+                    Err(ParamError::NotANumber {
+                        name: name.to_string(),
+                        text: text.to_string(),
+                    })
                 }
             }
         }
@@ -333,11 +372,23 @@ mod tests {
         assert_eq!(p.get(&TEST_SCALAR), 9);
         p.set_str("zz_test_table_a1", "-4.6").unwrap();
         assert_eq!(p.array(&TEST_TABLE)[0], -5);
-        assert!(matches!(p.set("zz_test_scalar", 11), Err(ParamError::OutOfRange { .. })));
-        assert!(matches!(p.set("no_such_param", 1), Err(ParamError::Unknown(_))));
-        assert!(matches!(p.set_str("zz_test_scalar", "abc"), Err(ParamError::NotANumber { .. })));
+        assert!(matches!(
+            p.set("zz_test_scalar", 11),
+            Err(ParamError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            p.set("no_such_param", 1),
+            Err(ParamError::Unknown(_))
+        ));
+        assert!(matches!(
+            p.set_str("zz_test_scalar", "abc"),
+            Err(ParamError::NotANumber { .. })
+        ));
         let msg = p.set("zz_test_scalar", 11).unwrap_err().to_string();
-        assert!(msg.contains("zz_test_scalar") && msg.contains("0..=10"), "{msg}");
+        assert!(
+            msg.contains("zz_test_scalar") && msg.contains("0..=10"),
+            "{msg}"
+        );
         assert_eq!(p.changed().count(), 2);
     }
 }

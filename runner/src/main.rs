@@ -1,9 +1,12 @@
 //! `spar`: a self-play tuning and testing harness for chess engines.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cmd;
 mod error;
+mod play;
+mod progress;
+mod track_dump;
 
 use error::CliResult;
 
@@ -23,6 +26,16 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
     /// Simulate SPRT runs at a true Elo: pass rate and games to a decision.
     Sim(cmd::sim::SimArgs),
+    /// Play a fixed number of games between two engine variants.
+    Match(cmd::matches::MatchArgs),
+    /// Play two engine variants against each other until an SPRT decides.
+    Sprt(cmd::matches::MatchArgs),
+    /// Run the embedded engine as a UCI engine on stdin/stdout.
+    Uci(cmd::uci::UciArgs),
+    /// Fixed-depth search of 50 positions: prints `N nodes M nps`.
+    Bench(cmd::bench::BenchArgs),
+    /// List the tunable parameters in OpenBench SPSA format.
+    Params(cmd::params::ParamsArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -30,11 +43,22 @@ fn run(cli: Cli) -> CliResult {
         Command::Perft(args) => cmd::perft::run(args),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Sim(args) => cmd::sim::run(args),
+        Command::Match(args) => cmd::matches::run(args, false),
+        Command::Sprt(args) => cmd::matches::run(args, true),
+        Command::Uci(args) => cmd::uci::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+        Command::Params(args) => cmd::params::run(args),
     }
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Match(args) | Command::Sprt(args), Some((_, sub))) =
+        (&mut cli.command, matches.subcommand())
+    {
+        cmd::matches::group_engine_words(args, sub);
+    }
     if let Err(err) = run(cli) {
         eprintln!("spar: error: {err}");
         std::process::exit(err.code);

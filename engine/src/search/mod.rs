@@ -233,8 +233,9 @@ impl Searcher {
         }
     }
 
-    /// The flag that stops a running search when set (UCI `stop`). [`Searcher::search`]
-    /// clears it when it starts.
+    /// The flag that stops a running search when set (UCI `stop`). It stays set until the
+    /// caller clears it: a search started while it is set returns at once (with a legal
+    /// move), so a `stop` that arrives before the search thread gets going is never lost.
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.stop)
     }
@@ -251,7 +252,6 @@ impl Searcher {
         on_iteration: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         let start = Instant::now();
-        self.stop.store(false, Ordering::Relaxed);
         self.tt.new_search();
 
         let legal = pos.legal_moves();

@@ -1,5 +1,9 @@
 //! One module per `spar` subcommand: its clap arguments and its `run` function.
 
+pub mod bench;
+pub mod matches;
+pub mod params;
 pub mod perft;
 pub mod sim;
 pub mod stats;
+pub mod uci;

@@ -104,7 +104,7 @@ fn check_consistent(games: &Trinomial, pairs: &Pentanomial) -> CliResult {
 }
 
 /// A number for JSON: non-finite values become the strings "inf", "-inf", "nan".
-fn number(x: f64) -> Value {
+pub(crate) fn number(x: f64) -> Value {
     if x.is_nan() {
         json!("nan")
     } else if x.is_infinite() {
@@ -114,12 +114,12 @@ fn number(x: f64) -> Value {
     }
 }
 
-/// What the user asked about.
-struct Request {
-    games: Option<Trinomial>,
-    pairs: Option<Pentanomial>,
-    sample: Sample,
-    sprt: Option<Sprt>,
+/// What the user asked about (also built by `spar match` for its summary).
+pub(crate) struct Request {
+    pub(crate) games: Option<Trinomial>,
+    pub(crate) pairs: Option<Pentanomial>,
+    pub(crate) sample: Sample,
+    pub(crate) sprt: Option<Sprt>,
 }
 
 fn request(args: &StatsArgs) -> CliResult<Request> {
@@ -190,7 +190,7 @@ fn request(args: &StatsArgs) -> CliResult<Request> {
     })
 }
 
-fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
+pub(crate) fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
     let mut out = Map::new();
     out.insert("games".into(), json!(estimate.games));
     if let Some(g) = &req.games {
@@ -234,7 +234,11 @@ fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
     Ok(Value::Object(out))
 }
 
-fn text_report(req: &Request, estimate: &Estimate, names: &[String]) -> CliResult<Vec<String>> {
+pub(crate) fn text_report(
+    req: &Request,
+    estimate: &Estimate,
+    names: &[String],
+) -> CliResult<Vec<String>> {
     let (first, second) = (&names[0], &names[1]);
     let mut lines = Vec::new();
     if let Some(g) = &req.games {

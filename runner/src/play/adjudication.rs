@@ -1,0 +1,325 @@
+//! Adjudication options with fastchess's words and meaning:
+//! `--resign movecount=3 score=600 [twosided=true]`, `--draw movenumber=34 movecount=8 score=20`,
+//! `--maxmoves N`.
+
+use engine::search::Score;
+use engine::types::Color;
+
+/// Resign adjudication: a side whose engine reports a score of `-score` or worse for
+/// `movecount` consecutive moves of its own loses; with `twosided`, the opponent must also
+/// have reported `+score` or better for its last `movecount` moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resign {
+    /// Consecutive moves.
+    pub movecount: u32,
+    /// Score threshold in centipawns.
+    pub score: i32,
+    /// Both engines must agree.
+    pub twosided: bool,
+}
+
+/// Draw adjudication: from full move `movenumber` on, when both engines' scores stay within
+/// ±`score` for `movecount` consecutive moves each (2 × movecount plies, counted afresh after
+/// every capture or pawn move), the game is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    /// First full move at which the rule applies.
+    pub movenumber: u32,
+    /// Consecutive moves per side.
+    pub movecount: u32,
+    /// Score threshold in centipawns.
+    pub score: i32,
+}
+
+/// All adjudication settings of a match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Adjudication {
+    /// Resign rule.
+    pub resign: Option<Resign>,
+    /// Draw rule.
+    pub draw: Option<Draw>,
+    /// Draw after this many full moves.
+    pub max_moves: Option<u32>,
+}
+
+fn parse_words<'a>(
+    flag: &str,
+    words: &'a [String],
+    known: &[&str],
+) -> Result<Vec<(&'a str, &'a str)>, String> {
+    words
+        .iter()
+        .map(|w| {
+            let (k, v) = w.split_once('=').ok_or_else(|| {
+                format!(
+                    "{flag}: '{w}' is not key=value (known keys: {})",
+                    known.join(", ")
+                )
+            })?;
+            if !known.contains(&k) {
+                return Err(format!(
+                    "{flag}: unknown key '{k}' (known keys: {})",
+                    known.join(", ")
+                ));
+            }
+            Ok((k, v))
+        })
+        .collect()
+}
+
+fn number<T: std::str::FromStr>(flag: &str, k: &str, v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("{flag}: {k}={v} is not a valid number"))
+}
+
+impl Resign {
+    /// Parses `movecount=3 score=600 [twosided=true]`.
+    pub fn parse(words: &[String]) -> Result<Resign, String> {
+        let mut r = Resign {
+            movecount: 3,
+            score: 600,
+            twosided: false,
+        };
+        for (k, v) in parse_words("--resign", words, &["movecount", "score", "twosided"])? {
+            match k {
+                "movecount" => r.movecount = number("--resign", k, v)?,
+                "score" => r.score = number("--resign", k, v)?,
+                _ => r.twosided = number("--resign", k, v)?,
+            }
+        }
+        if r.movecount == 0 || r.score <= 0 {
+            return Err("--resign: movecount and score must be positive".to_string());
+        }
+        Ok(r)
+    }
+}
+
+impl Draw {
+    /// Parses `movenumber=34 movecount=8 score=20`.
+    pub fn parse(words: &[String]) -> Result<Draw, String> {
+        let mut d = Draw {
+            movenumber: 34,
+            movecount: 8,
+            score: 20,
+        };
+        for (k, v) in parse_words("--draw", words, &["movenumber", "movecount", "score"])? {
+            match k {
+                "movenumber" => d.movenumber = number("--draw", k, v)?,
+                "movecount" => d.movecount = number("--draw", k, v)?,
+                _ => d.score = number("--draw", k, v)?,
+            }
+        }
+        if d.movecount == 0 || d.score < 0 {
+            return Err("--draw: movecount must be positive and score non-negative".to_string());
+        }
+        Ok(d)
+    }
+}
+
+/// What adjudication decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// This side loses by resignation.
+    Resign(Color),
+    /// Drawn by agreement.
+    Draw,
+}
+
+/// Running counters of one game.
+#[derive(Clone, Debug, Default)]
+pub struct Tracker {
+    losing: [u32; 2],
+    winning: [u32; 2],
+    draw_plies: u32,
+}
+
+impl Tracker {
+    /// Records the score `mover`'s engine reported for the move just played.
+    pub fn update(
+        &mut self,
+        rules: &Adjudication,
+        mover: Color,
+        score: Option<Score>,
+        fullmove: u32,
+        irreversible: bool,
+    ) -> Option<Verdict> {
+        let m = mover as usize;
+        if let Some(r) = rules.resign {
+            match score {
+                Some(s) if s.as_cp() <= -r.score => {
+                    self.losing[m] += 1;
+                    self.winning[m] = 0;
+                }
+                Some(s) if s.as_cp() >= r.score => {
+                    self.winning[m] += 1;
+                    self.losing[m] = 0;
+                }
+                _ => {
+                    self.losing[m] = 0;
+                    self.winning[m] = 0;
+                }
+            }
+            if self.losing[m] >= r.movecount && (!r.twosided || self.winning[1 - m] >= r.movecount)
+            {
+                return Some(Verdict::Resign(mover));
+            }
+        }
+        if let Some(d) = rules.draw {
+            if irreversible {
+                self.draw_plies = 0;
+            }
+            match score {
+                Some(Score::Cp(cp)) if cp.abs() <= d.score => self.draw_plies += 1,
+                _ => self.draw_plies = 0,
+            }
+            if fullmove >= d.movenumber && self.draw_plies >= 2 * d.movecount {
+                return Some(Verdict::Draw);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn parses_fastchess_words() {
+        assert_eq!(
+            Resign::parse(&w("movecount=3 score=600 twosided=true")).unwrap(),
+            Resign {
+                movecount: 3,
+                score: 600,
+                twosided: true
+            }
+        );
+        assert_eq!(
+            Draw::parse(&w("movenumber=40 movecount=4 score=10")).unwrap(),
+            Draw {
+                movenumber: 40,
+                movecount: 4,
+                score: 10
+            }
+        );
+        assert!(Resign::parse(&w("movecount=x"))
+            .unwrap_err()
+            .contains("movecount=x"));
+        assert!(Draw::parse(&w("bogus=1"))
+            .unwrap_err()
+            .contains("unknown key 'bogus'"));
+        assert!(Draw::parse(&w("movecount=0")).is_err());
+    }
+
+    #[test]
+    fn resign_needs_consecutive_moves() {
+        let rules = Adjudication {
+            resign: Some(Resign {
+                movecount: 2,
+                score: 500,
+                twosided: false,
+            }),
+            ..Default::default()
+        };
+        let mut t = Tracker::default();
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(-600)), 10, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::Black, Some(Score::Cp(600)), 10, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(-100)), 11, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(-600)), 12, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Mate(-3)), 13, false),
+            Some(Verdict::Resign(Color::White))
+        );
+    }
+
+    #[test]
+    fn twosided_resign_needs_the_winner_to_agree() {
+        let rules = Adjudication {
+            resign: Some(Resign {
+                movecount: 1,
+                score: 500,
+                twosided: true,
+            }),
+            ..Default::default()
+        };
+        let mut t = Tracker::default();
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(-600)), 10, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::Black, Some(Score::Cp(600)), 10, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(-600)), 11, false),
+            Some(Verdict::Resign(Color::White))
+        );
+    }
+
+    #[test]
+    fn draw_counts_plies_after_movenumber_and_resets() {
+        let rules = Adjudication {
+            draw: Some(Draw {
+                movenumber: 10,
+                movecount: 2,
+                score: 20,
+            }),
+            ..Default::default()
+        };
+        let mut t = Tracker::default();
+        for ply in 0..3 {
+            assert_eq!(
+                t.update(
+                    &rules,
+                    Color::from_index(ply),
+                    Some(Score::Cp(5)),
+                    12,
+                    false
+                ),
+                None
+            );
+        }
+        // A capture resets the count (and this ply counts as the first again).
+        assert_eq!(
+            t.update(&rules, Color::Black, Some(Score::Cp(5)), 12, true),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(5)), 13, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::Black, Some(Score::Cp(5)), 13, false),
+            None
+        );
+        assert_eq!(
+            t.update(&rules, Color::White, Some(Score::Cp(5)), 14, false),
+            Some(Verdict::Draw)
+        );
+        // Too early in the game: no verdict.
+        let mut early = Tracker::default();
+        for ply in 0..10 {
+            assert_eq!(
+                early.update(&rules, Color::from_index(ply), Some(Score::Cp(0)), 5, false),
+                None
+            );
+        }
+    }
+}
