@@ -170,26 +170,25 @@ impl UciPlayer {
     }
 
     /// Crash, restart and stall counts so far.
+    #[allow(dead_code)] // for the match summary
     pub fn stats(&self) -> UciStats {
         self.stats
     }
 
     /// The engine's `id name`, if it sent one.
+    #[allow(dead_code)] // for PGN headers and messages
     pub fn engine_name(&self) -> Option<&str> {
         self.engine_name.as_deref()
     }
 
     /// The options the engine announced.
+    #[allow(dead_code)] // for diagnostics
     pub fn offered_options(&self) -> &[UciOption] {
         &self.offered
     }
 
-    /// The timeouts in use.
-    pub fn config(&self) -> &UciConfig {
-        &self.config
-    }
-
     /// The operating-system id of the engine process, while there is one.
+    #[cfg(test)]
     pub fn pid(&self) -> Option<u32> {
         self.proc.as_ref().map(|p| p.child.id())
     }
