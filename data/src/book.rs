@@ -255,7 +255,7 @@ impl fmt::Display for BookError {
                 text,
             } => write!(
                 f,
-                "{path}:{line}: bad FEN {field}: {reason}\n    {text}\n  (fix or delete this line)"
+                "{path}:{line}: bad FEN {field}: {reason} in '{text}' (fix or delete this line)"
             ),
             BookError::Pgn {
                 path,
@@ -264,7 +264,7 @@ impl fmt::Display for BookError {
                 reason,
             } => write!(
                 f,
-                "{path}:{line}: {reason} (at '{token}')\n  (fix the game or delete it)"
+                "{path}:{line}: {reason} (at '{token}'; fix the game or delete it)"
             ),
             BookError::Empty { path } => write!(
                 f,
@@ -619,7 +619,8 @@ mod tests {
         let err = Book::from_epd_str(text, "bad.epd", &BookOptions::default()).unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("bad.epd:2: bad FEN castling:"), "{msg}");
-        assert!(msg.contains("4k3/8/8/8/8/8/8/4K2R w Q - 0 1\n"), "{msg}");
+        assert!(msg.contains("'4k3/8/8/8/8/8/8/4K2R w Q - 0 1'"), "{msg}");
+        assert_eq!(msg.lines().count(), 1, "{msg}");
         for junk in [
             "x",
             "8/8/8 w",

@@ -62,7 +62,11 @@ fn load_errors_name_file_and_line() {
     let err = Book::load(&epd, &BookOptions::default()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("broken.epd:3: bad FEN placement"), "{msg}");
-    assert!(msg.contains("RNBQKBN w KQkq - 0 1\n"), "{msg}");
+    assert!(
+        msg.contains("'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN w KQkq - 0 1'"),
+        "{msg}"
+    );
+    assert_eq!(msg.lines().count(), 1, "{msg}");
 
     let pgn = dir.path().join("broken.pgn");
     std::fs::write(

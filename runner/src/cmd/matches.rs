@@ -96,10 +96,10 @@ pub struct MatchArgs {
     /// killed and forfeits.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     stall_timeout: f64,
-    /// SPRT: Elo difference of the null hypothesis (in --model units).
+    /// SPRT: Elo difference of the null hypothesis (in --model units; default 0).
     #[arg(long, allow_negative_numbers = true)]
     elo0: Option<f64>,
-    /// SPRT: Elo difference of the alternative hypothesis.
+    /// SPRT: Elo difference of the alternative hypothesis (default 5).
     #[arg(long, allow_negative_numbers = true)]
     elo1: Option<f64>,
     /// SPRT: false positive rate.
@@ -112,6 +112,10 @@ pub struct MatchArgs {
     #[arg(long, default_value = "normalized")]
     model: String,
 }
+
+/// SPRT bounds when none are given: [0, 5] in the units of --model (normalized by default),
+/// a common "gainer" test.
+const DEFAULT_BOUNDS: (f64, f64) = (0.0, 5.0);
 
 /// Summary formats.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,9 +198,15 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<Plan> {
             )
         }
         (None, None) if is_sprt => {
-            return Err(CliError::usage(
-                "spar sprt needs its bounds: e.g. --elo0 0 --elo1 5 (normalized Elo)",
-            ));
+            let model: Model = args
+                .model
+                .parse()
+                .map_err(|e| CliError::usage(format!("--model {}: {e}", args.model)))?;
+            let (e0, e1) = DEFAULT_BOUNDS;
+            Some(
+                Sprt::new(e0, e1, args.alpha, args.beta, model)
+                    .map_err(|e| CliError::usage(e.to_string()))?,
+            )
         }
         (None, None) => None,
         _ => return Err(CliError::usage("give both --elo0 and --elo1")),
@@ -317,6 +327,40 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         .transpose()
         .ok()
         .flatten();
+
+    if !quiet {
+        let games = plan
+            .pairs
+            .map_or("until decided".to_string(), |p| format!("{} games", 2 * p));
+        let mut header = format!(
+            "{} vs {}: {}, {games}, concurrency {}, {}, seed {}",
+            plan.variants[0].name,
+            plan.variants[1].name,
+            if plan.variants[0].limits == plan.variants[1].limits {
+                plan.variants[0].limits.describe()
+            } else {
+                format!(
+                    "{} vs {}",
+                    plan.variants[0].limits.describe(),
+                    plan.variants[1].limits.describe()
+                )
+            },
+            plan.concurrency,
+            plan.book.describe(),
+            args.seed
+        );
+        if let Some(s) = &plan.sprt {
+            header.push_str(&format!(
+                ", SPRT [{:.2}, {:.2}] {} alpha {} beta {}",
+                s.elo0(),
+                s.elo1(),
+                s.model().name(),
+                s.alpha(),
+                s.beta()
+            ));
+        }
+        eprintln!("{header}");
+    }
 
     let abort = Arc::new(AtomicBool::new(false));
     install_ctrl_c(abort.clone());
@@ -477,7 +521,8 @@ fn summary_lines(tally: &Tally, plan: &Plan, format: OutputFormat) -> CliResult<
                 &names[0],
                 &names[1],
             ));
-            lines.push(sprt::format::cutechess_elo(&estimate));
+            // cutechess computes its Elo line from W/D/L.
+            lines.push(sprt::format::cutechess_elo(&tally.games.estimate()));
             if let Some(s) = &plan.sprt {
                 let st = s
                     .status(&req.sample)
@@ -506,9 +551,10 @@ fn summary_lines(tally: &Tally, plan: &Plan, format: OutputFormat) -> CliResult<
                 plan.book.describe()
             ));
             lines.extend(
+                // Skip the two cutechess lines (score, Elo difference).
                 stats::text_report(&req, &estimate, &names)?
                     .into_iter()
-                    .skip(1),
+                    .skip(2),
             );
         }
     }
