@@ -579,3 +579,73 @@ fn plays_stockfish_as_an_external_engine() {
     assert_eq!(text.matches("[Event ").count(), 2);
     assert!(text.contains("[White \"sf\"]") && text.contains("[Black \"sf\"]"));
 }
+
+#[test]
+fn ctrl_c_writes_the_summary_and_leaves_a_resumable_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let args = || -> Vec<String> {
+        [
+            "match",
+            "--engine",
+            "name=a",
+            "--engine",
+            "name=b",
+            "option.rfp_margin=90",
+            "--each",
+            "nodes=800",
+            "--games",
+            "400",
+            "--concurrency",
+            "2",
+            "--results",
+            path_str(&csv),
+            "--quiet",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let child = spar()
+        .args(args())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&csv)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 3
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("Score of a vs b") && out.contains("Interrupted"),
+        "{out}"
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!(rows % 2 == 0 && rows < 400, "whole pairs only: {rows}");
+    // The summary counts exactly the pairs in the file.
+    assert!(out.contains(&format!("] {rows}\n")), "{out}");
+
+    // --resume continues after them: one more pair.
+    let mut resume = args();
+    resume.extend(["--resume".to_string()]);
+    let n = rows + 2;
+    let pos = resume.iter().position(|a| a == "400").unwrap();
+    resume[pos] = n.to_string();
+    let o = spar().args(&resume).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let total = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert_eq!(total, n);
+}
