@@ -1,0 +1,145 @@
+//! bullet's text format: one line per position, `FEN | score | result`, the score in
+//! White-relative centipawns and the result White's (`1.0`, `0.5`, `0.0`).
+//!
+//! ```
+//! use data::training::text::{format_line, parse_line};
+//! use data::training::Wdl;
+//! use engine::position::Position;
+//! let line = format_line(&Position::startpos(), 31, Wdl::Draw);
+//! assert_eq!(line, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 31 | 0.5");
+//! let back = parse_line(&line).unwrap();
+//! assert_eq!((back.score, back.result), (31, Wdl::Draw));
+//! ```
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use engine::position::Position;
+
+use super::filter::TextFilter;
+use super::{FormatError, TrainingGame, TrainingPosition, Wdl};
+
+/// One line, without the newline.
+pub fn format_line(pos: &Position, score: i16, result: Wdl) -> String {
+    format!("{} | {score} | {}", pos.to_fen(), result.text())
+}
+
+/// Parses a line (a trailing `\r` is ignored). Results may be written as bullet accepts them:
+/// `1.0`, `0.5`, `0.0`, with or without brackets, or `1`, `1/2`, `0`.
+pub fn parse_line(line: &str) -> Result<TrainingPosition, String> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let mut fields = line.split('|');
+    let (Some(fen), Some(score), Some(result), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err("expected `FEN | score | result` (three fields separated by '|')".to_string());
+    };
+    let position = Position::from_fen(fen.trim()).map_err(|e| e.to_string())?;
+    let score = score.trim().parse::<i16>().map_err(|_| {
+        format!(
+            "score '{}' is not a whole number of centipawns",
+            score.trim()
+        )
+    })?;
+    let result = match result.trim() {
+        "1.0" | "[1.0]" | "1" => Wdl::WhiteWins,
+        "0.5" | "[0.5]" | "1/2" => Wdl::Draw,
+        "0.0" | "[0.0]" | "0" => Wdl::BlackWins,
+        other => return Err(format!("result '{other}' is not 1.0, 0.5 or 0.0")),
+    };
+    Ok(TrainingPosition {
+        position,
+        score,
+        result,
+    })
+}
+
+/// Appends the lines of the positions of `game` that `filter` keeps; returns how many.
+pub fn encode_game(game: &TrainingGame, filter: &TextFilter, out: &mut Vec<u8>) -> u64 {
+    let mut lines = 0;
+    for p in game.positions() {
+        if filter.keeps(&p.labelled.position, p.mv, p.labelled.score) {
+            out.extend_from_slice(
+                format_line(&p.labelled.position, p.labelled.score, p.labelled.result).as_bytes(),
+            );
+            out.push(b'\n');
+            lines += 1;
+        }
+    }
+    lines
+}
+
+/// Reads a text file line by line; blank lines are skipped. After the first bad line (with
+/// its line number and byte offset) the iterator ends.
+pub struct TextReader<R> {
+    reader: R,
+    line: u64,
+    offset: u64,
+    buf: String,
+    failed: bool,
+}
+
+impl<R: BufRead> TextReader<R> {
+    /// A reader over a stream.
+    pub fn new(reader: R) -> TextReader<R> {
+        TextReader {
+            reader,
+            line: 0,
+            offset: 0,
+            buf: String::new(),
+            failed: false,
+        }
+    }
+
+    /// Byte offset after the last line read.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl<R: BufRead> Iterator for TextReader<R> {
+    type Item = Result<TrainingPosition, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.failed {
+            self.buf.clear();
+            let start = self.offset;
+            self.line += 1;
+            let err = |message: String| FormatError {
+                offset: start,
+                line: Some(self.line),
+                message,
+            };
+            let n = match self.reader.read_line(&mut self.buf) {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(e) => {
+                    self.failed = true;
+                    let message = if e.kind() == io::ErrorKind::InvalidData {
+                        "not UTF-8 text".to_string()
+                    } else {
+                        format!("read error: {e}")
+                    };
+                    return Some(Err(err(message)));
+                }
+            };
+            self.offset += n as u64;
+            if self.buf.trim().is_empty() {
+                continue;
+            }
+            let parsed = parse_line(&self.buf).map_err(err);
+            self.failed = parsed.is_err();
+            return Some(parsed);
+        }
+        None
+    }
+}
+
+/// Opens a text file for reading position by position.
+pub fn read_positions(path: impl AsRef<Path>) -> io::Result<TextReader<BufReader<File>>> {
+    Ok(TextReader::new(BufReader::with_capacity(
+        1 << 20,
+        File::open(path)?,
+    )))
+}
