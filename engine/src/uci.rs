@@ -304,11 +304,33 @@ impl Session {
                     takes_value = false;
                 }
             }
-            if takes_value && value.is_none() {
-                say(
-                    &self.out,
-                    &format!("info string go {} needs a value", rest[i]),
-                );
+            if takes_value {
+                match value {
+                    None => say(
+                        &self.out,
+                        &format!("info string go {} needs a value", rest[i]),
+                    ),
+                    // Every go parameter with a value takes an integer: report one that
+                    // does not parse (it was ignored above) instead of silently searching
+                    // without that limit.
+                    Some(v)
+                        if match rest[i] {
+                            "depth" | "mate" => v.parse::<i32>().is_err(),
+                            "nodes" => v.parse::<u64>().is_err(),
+                            "movestogo" => v.parse::<u32>().is_err(),
+                            _ => v.parse::<i64>().is_err(),
+                        } =>
+                    {
+                        say(
+                            &self.out,
+                            &format!(
+                                "info string go {} needs an integer, got '{v}'; ignored",
+                                rest[i]
+                            ),
+                        )
+                    }
+                    Some(_) => {}
+                }
             }
             i += if takes_value { 2 } else { 1 };
         }
