@@ -159,7 +159,12 @@ pub fn ensure_built(
         None => {
             if !quiet {
                 eprintln!(
-                    "spar: building {what} from the working tree {} (uncommitted changes included)",
+                    "spar: building spar{} from the working tree {} (uncommitted changes included)",
+                    if features.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with features={}", features.join(","))
+                    },
                     top.display()
                 );
             }

@@ -261,8 +261,15 @@ impl UciPlayer {
         for (opt, value) in &self.options {
             let Some(o) = self.find_option(opt) else {
                 let names: Vec<&str> = self.offered.iter().map(|o| o.name.as_str()).collect();
+                let squash = |s: &str| s.to_ascii_lowercase().replace(['_', ' '], "");
+                let hint = match names.iter().find(|n| squash(n) == squash(opt)) {
+                    Some(n) => {
+                        format!(" (did you mean '{n}'? quote the word: \"option.{n}={value}\")")
+                    }
+                    None => String::new(),
+                };
                 return Err(format!(
-                    "engine '{name}' has no UCI option '{opt}' (given as option.{opt}={value}); it offers: {}",
+                    "engine '{name}' has no UCI option '{opt}' (given as option.{opt}={value}){hint}; it offers: {}",
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 ));
             };
@@ -949,6 +956,7 @@ exit 0
         // Unknown option (underscore instead of space): error lists the offered ones.
         let err = UciPlayer::new(&v, Duration::from_secs(1)).err().unwrap();
         assert!(err.contains("no UCI option 'Move_Overhead'"), "{err}");
+        assert!(err.contains("did you mean 'Move Overhead'?"), "{err}");
         assert!(
             err.contains("Hash, Move Overhead, UCI_Chess960, Clear Hash"),
             "{err}"
