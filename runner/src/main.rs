@@ -30,6 +30,8 @@ enum Command {
     Match(cmd::matches::MatchArgs),
     /// Play two engine variants against each other until an SPRT decides.
     Sprt(cmd::matches::MatchArgs),
+    /// Generate training positions (viriformat / bullet text) by self-play; --inspect a file.
+    Datagen(cmd::datagen::DatagenArgs),
     /// Run the embedded engine as a UCI engine on stdin/stdout.
     Uci(cmd::uci::UciArgs),
     /// Fixed-depth search of 50 positions: prints `N nodes M nps`.
@@ -45,6 +47,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Sim(args) => cmd::sim::run(args),
         Command::Match(args) => cmd::matches::run(args, false),
         Command::Sprt(args) => cmd::matches::run(args, true),
+        Command::Datagen(args) => cmd::datagen::run(args),
         Command::Uci(args) => cmd::uci::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Params(args) => cmd::params::run(args),

@@ -12,6 +12,7 @@ use crate::cmd::stats::{self, Request};
 use crate::error::{CliError, CliResult};
 use crate::play::adjudication::{Adjudication, Draw, Resign};
 use crate::play::build::ensure_built;
+use crate::play::dump::PositionDump;
 use crate::play::game::Termination;
 use crate::play::output::{MatchFiles, OpeningBook};
 use crate::play::player::{BuiltinPlayer, Player};
@@ -71,6 +72,10 @@ pub struct MatchArgs {
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
     pgnout: Option<PathBuf>,
+    /// Record training positions of every game: `FILE [format=viriformat|text|both]
+    /// [min-ply=16] [max-score=3000] [keep-check=false] [keep-tactical=false]`.
+    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
+    dump_positions: Option<Vec<String>>,
     /// Append one CSV row per game to this file (the record `--resume` continues from).
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
@@ -314,6 +319,13 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         tally.add_pair(p.games);
     }
     let first_pair = resumed.len() as u64;
+    let mut dump = PositionDump::open(
+        args.dump_positions.as_deref(),
+        args.resume,
+        2 * first_pair,
+        quiet,
+    )
+    .map_err(CliError::usage)?;
     if !quiet && first_pair > 0 {
         eprintln!(
             "Resuming after {first_pair} finished pairs ({} games) from the results file",
@@ -401,6 +413,10 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             &schedule,
             || progress.borrow_mut().game_finished(),
             |pair: PairOutcome| {
+                if let Err(e) = dump.write_pair(&pair) {
+                    failure = Some(CliError::failure(e));
+                    return Control::Stop;
+                }
                 if let Err(e) = files.write_pair(&pair, &plan.variants, &plan.book) {
                     failure = Some(CliError::failure(e));
                     return Control::Stop;

@@ -1,6 +1,7 @@
 //! One module per `spar` subcommand: its clap arguments and its `run` function.
 
 pub mod bench;
+pub mod datagen;
 pub mod matches;
 pub mod params;
 pub mod perft;

@@ -4,6 +4,7 @@
 
 pub mod adjudication;
 pub mod build;
+pub mod dump;
 pub mod game;
 pub mod output;
 pub mod player;

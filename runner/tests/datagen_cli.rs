@@ -1,0 +1,358 @@
+//! `spar datagen` and `--dump-positions` as a user runs them: the same files at any
+//! concurrency, kill -9 and resume, the position target, text filters, DFRC starts,
+//! `--inspect`, bad input, and training positions recorded by `spar match`.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use data::training::viriformat;
+use data::training::TrainingGame;
+
+fn spar() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_spar"))
+}
+
+fn run(args: &[&str]) -> Output {
+    spar().args(args).output().expect("spawn spar")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 temp path")
+}
+
+fn games(path: &Path) -> Vec<TrainingGame> {
+    viriformat::read_games(path)
+        .unwrap()
+        .map(|g| g.expect("every record decodes"))
+        .collect()
+}
+
+/// A cheap datagen run into `out`.
+fn datagen(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["datagen", "--out", p(out), "--nodes", "400", "--quiet"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn same_files_at_any_concurrency() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for c in ["1", "2", "3"] {
+        let out = dir.path().join(format!("c{c}.vf"));
+        let o = datagen(
+            &out,
+            &["--games", "6", "--concurrency", c, "--format", "both"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("6 games"), "{}", text(&o.stdout));
+        let txt = dir.path().join(format!("c{c}.vf.txt"));
+        files.push((std::fs::read(&out).unwrap(), std::fs::read(&txt).unwrap()));
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+    let g = games(&dir.path().join("c1.vf"));
+    assert_eq!(g.len(), 6);
+    assert!(g.iter().all(|g| !g.moves.is_empty()));
+    // Openings: 8 random plies from the start position, balanced by the first search.
+    for game in &g {
+        assert_eq!(game.start.fullmove_number(), 5);
+        assert!(i32::from(game.moves[0].score).abs() <= 1000);
+    }
+}
+
+#[test]
+fn positions_target_and_unfiltered_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.vf");
+    let o = datagen(
+        &out,
+        &[
+            "--positions",
+            "300",
+            "--format",
+            "both",
+            "--min-ply",
+            "0",
+            "--max-score",
+            "40000",
+            "--keep-check",
+            "--keep-tactical",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let g = games(&out);
+    let positions: usize = g.iter().map(|g| g.moves.len()).sum();
+    let last = g.last().unwrap().moves.len();
+    assert!(
+        positions >= 300 && positions - last < 300,
+        "stops with the game reaching 300"
+    );
+    // Without filters the text file has one line per position.
+    let lines = std::fs::read_to_string(dir.path().join("p.vf.txt")).unwrap();
+    assert_eq!(lines.lines().count(), positions);
+}
+
+#[test]
+fn killed_run_resumes_to_the_same_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.vf");
+    let mut child = spar()
+        .args([
+            "datagen",
+            "--out",
+            p(&out),
+            "--games",
+            "1000",
+            "--nodes",
+            "400",
+            "--quiet",
+            "--format",
+            "both",
+            "--concurrency",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) < 1500 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "datagen wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // Whatever the kill left (maybe half a game), resuming gives the straight run's files.
+    let present = viriformat::read_games(&out)
+        .unwrap()
+        .take_while(Result::is_ok)
+        .count();
+    let target = (present + 2).to_string();
+    let o = datagen(&out, &["--games", &target, "--format", "both", "--resume"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let straight = dir.path().join("s.vf");
+    let o = datagen(&straight, &["--games", &target, "--format", "both"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&straight).unwrap()
+    );
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(read("k.vf.txt"), read("s.vf.txt"));
+    assert_eq!(read("k.vf.txt.idx"), read("s.vf.txt.idx"));
+
+    // A half-written last game (cut mid-record) is dropped and played again.
+    let len = std::fs::metadata(&out).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&out).unwrap();
+    f.set_len(len - 7).unwrap();
+    drop(f);
+    let o = datagen(&out, &["--games", &target, "--format", "both", "--resume"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&straight).unwrap()
+    );
+    assert_eq!(read("k.vf.txt"), read("s.vf.txt"));
+}
+
+#[test]
+fn dfrc_starts_are_chess960() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.vf");
+    let o = datagen(&out, &["--games", "4", "--dfrc", "--random-plies", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let g = games(&out);
+    assert_eq!(g.len(), 4);
+    assert!(g.iter().any(|g| g.start.is_chess960()));
+    assert!(g.iter().all(|g| g.start.fullmove_number() == 2));
+}
+
+#[test]
+fn inspect_reports_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("i.vf");
+    assert!(datagen(&out, &["--games", "3", "--format", "both"])
+        .status
+        .success());
+    let o = run(&["datagen", "--inspect", p(&out), "--samples", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report = text(&o.stdout);
+    for want in [
+        "Format: viriformat",
+        "Games: 3",
+        "Game results:",
+        "Score histogram",
+        "Samples:",
+        "Valid",
+    ] {
+        assert!(report.contains(want), "{want} in {report}");
+    }
+    let o = run(&["datagen", "--inspect", p(&dir.path().join("i.vf.txt"))]);
+    assert!(o.status.success());
+    assert!(text(&o.stdout).contains("Format: text"));
+
+    // Corrupt the result byte of the second game: exit 1 naming its offset.
+    let g = games(&out);
+    let second = 32 + 4 * (g[0].moves.len() + 1);
+    let mut bytes = std::fs::read(&out).unwrap();
+    bytes[second + 30] = 5;
+    std::fs::write(&out, bytes).unwrap();
+    let o = run(&["datagen", "--inspect", p(&out)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("byte offset {second}")), "{err}");
+    assert!(text(&o.stdout).contains("Games: 1"));
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.vf");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["datagen", "--games", "1"], "--out"),
+        (vec!["datagen", "--out", p(&out)], "exactly one of --games"),
+        (
+            vec![
+                "datagen",
+                "--out",
+                p(&out),
+                "--games",
+                "1",
+                "--positions",
+                "5",
+            ],
+            "exactly one",
+        ),
+        (
+            vec![
+                "datagen",
+                "--out",
+                p(&out),
+                "--games",
+                "1",
+                "--format",
+                "csv",
+            ],
+            "viriformat, text, both",
+        ),
+        (
+            vec![
+                "datagen",
+                "--out",
+                p(&out),
+                "--games",
+                "1",
+                "--book",
+                "/nonexistent.epd",
+            ],
+            "nonexistent",
+        ),
+        (
+            vec![
+                "datagen",
+                "--out",
+                p(&out),
+                "--games",
+                "1",
+                "--concurrency",
+                "0",
+            ],
+            "--concurrency",
+        ),
+        (
+            vec!["datagen", "--out", p(&out), "--games", "1", "--nodes", "0"],
+            "--nodes",
+        ),
+        (
+            vec!["datagen", "--inspect", "/nonexistent.vf"],
+            "nonexistent",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // An existing file is never overwritten without --resume.
+    std::fs::write(&out, b"precious").unwrap();
+    let o = datagen(&out, &["--games", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--resume"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+}
+
+#[test]
+fn match_dumps_its_games_and_resumes_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let play = |name: &str, games: &str, resume: bool| {
+        let dump = dir.path().join(format!("{name}.vf"));
+        let csv = dir.path().join(format!("{name}.csv"));
+        let mut args = vec![
+            "match",
+            "--engine",
+            "name=a",
+            "--engine",
+            "name=b",
+            "--each",
+            "nodes=300",
+            "--games",
+            games,
+            "--quiet",
+            "--results",
+            p(&csv),
+            "--dump-positions",
+            p(&dump),
+            "format=both",
+            "min-ply=0",
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        dump
+    };
+    let resumed = play("r", "2", false);
+    assert_eq!(games(&resumed).len(), 2);
+    play("r", "4", true);
+    let straight = play("s", "4", false);
+    assert_eq!(
+        std::fs::read(&resumed).unwrap(),
+        std::fs::read(&straight).unwrap()
+    );
+    let g = games(&straight);
+    assert_eq!(g.len(), 4);
+    // Book openings: the record starts where the engines took over.
+    assert!(g
+        .iter()
+        .all(|g| g.start.fullmove_number() > 1 && !g.moves.is_empty()));
+    let txt = std::fs::read_to_string(dir.path().join("s.vf.txt")).unwrap();
+    assert!(txt.lines().count() > 10);
+
+    let o = run(&[
+        "match",
+        "--engine",
+        "name=a",
+        "--engine",
+        "name=b",
+        "--each",
+        "nodes=300",
+        "--games",
+        "2",
+        "--dump-positions",
+        p(&dir.path().join("x.vf")),
+        "format=csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--dump-positions"));
+}
