@@ -10,5 +10,6 @@ pub mod params;
 pub mod perft;
 pub mod position;
 pub mod search;
+pub mod track;
 pub mod types;
 pub mod uci;

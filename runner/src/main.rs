@@ -6,6 +6,7 @@ mod cmd;
 mod error;
 mod play;
 mod progress;
+mod report;
 mod track_dump;
 
 use error::CliResult;
@@ -38,6 +39,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// List the tunable parameters in OpenBench SPSA format.
     Params(cmd::params::ParamsArgs),
+    /// Play games and report every `track!` site's statistics and histograms per variant.
+    Report(cmd::report::ReportArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -51,6 +54,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Uci(args) => cmd::uci::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Params(args) => cmd::params::run(args),
+        Command::Report(args) => cmd::report::run(args),
     }
 }
 
@@ -61,6 +65,9 @@ fn main() {
         (&mut cli.command, matches.subcommand())
     {
         cmd::matches::group_engine_words(args, sub);
+    }
+    if let (Command::Report(args), Some((_, sub))) = (&mut cli.command, matches.subcommand()) {
+        cmd::report::group_engine_words(args, sub);
     }
     if let Err(err) = run(cli) {
         eprintln!("spar: error: {err}");

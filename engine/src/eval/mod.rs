@@ -215,5 +215,5 @@ pub fn evaluate_white(pos: &Position, w: &EvalWeights) -> i32 {
 /// ```
 #[inline]
 pub fn evaluate(pos: &Position, w: &EvalWeights) -> i32 {
-    evaluate_white(pos, w) * pos.side_to_move().sign()
+    crate::track!("eval/static"; evaluate_white(pos, w) * pos.side_to_move().sign())
 }

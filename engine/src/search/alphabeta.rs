@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::eval::{evaluate, EvalWeights};
 use crate::position::Position;
+use crate::track;
 use crate::types::Move;
 
 use super::history::{piece_to, History, Killers, PieceTo};
@@ -243,10 +244,10 @@ impl<'a> Worker<'a> {
                 if self.stopped {
                     break score;
                 }
-                if score <= alpha {
+                if track!("aspiration/fail_low"; score <= alpha) {
                     beta = (alpha + beta) / 2;
                     alpha = (score - delta).max(-INFINITY);
-                } else if score >= beta {
+                } else if track!("aspiration/fail_high"; score >= beta) {
                     beta = (score + delta).min(INFINITY);
                 } else {
                     break score;
@@ -308,6 +309,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.sh.nodes[self.id].store(self.nodes, Relaxed);
+        track!("search/depth"; out.depth);
         if self.is_main() && self.sh.infinite {
             // `go infinite` returns only when stopped.
             while !self.sh.stop.load(Relaxed) {
@@ -409,9 +411,10 @@ impl<'a> Worker<'a> {
 
         let key = pos.key();
         let tte = self.sh.tt.probe(key, ply);
+        track!("tt/hit"; tte.is_some());
         let tt_move = tte.and_then(|e| e.mv);
         if let Some(e) = tte {
-            if !PV
+            let cutoff = !PV
                 && e.depth >= depth
                 && pos.halfmove_clock() < 90
                 && match e.bound {
@@ -419,8 +422,8 @@ impl<'a> Worker<'a> {
                     Bound::Lower => e.score >= beta,
                     Bound::Upper => e.score <= alpha,
                     Bound::None => false,
-                }
-            {
+                };
+            if track!("tt/cutoff"; cutoff) {
                 return e.score;
             }
         }
@@ -463,10 +466,12 @@ impl<'a> Worker<'a> {
         let us = pos.side_to_move();
         if !PV && !in_check {
             // Reverse futility pruning (static null move).
-            if depth <= self.sp.rfp_depth
+            if track!("rfp"; depth <= self.sp.rfp_depth
                 && eval < MATE_IN_MAX
-                && eval - self.sp.rfp_margin * (depth - improving as i32) >= beta
+                && eval - self.sp.rfp_margin * (depth - improving as i32) >= beta)
             {
+                track!("rfp/eval_minus_beta"; eval - beta);
+                track!("rfp/depth"; depth);
                 return eval;
             }
 
@@ -478,9 +483,9 @@ impl<'a> Worker<'a> {
                 && self.td.stack[ss - 1].piece_to.is_some()
                 && pos.has_non_pawn_material(us)
             {
-                let r = self.sp.nmp_base
+                let r = track!("nmp/reduction"; self.sp.nmp_base
                     + depth / self.sp.nmp_divisor
-                    + ((eval - beta) / self.sp.nmp_eval_divisor).min(3);
+                    + ((eval - beta) / self.sp.nmp_eval_divisor).min(3));
                 let child = pos.play_null();
                 self.td.stack[ss].piece_to = None;
                 self.td.keys.push(child.key());
@@ -493,7 +498,7 @@ impl<'a> Worker<'a> {
                 if self.stopped {
                     return 0;
                 }
-                if score >= beta {
+                if track!("nmp/fail_high"; score >= beta) {
                     let score = if score >= MATE_IN_MAX { beta } else { score };
                     if self.nmp_min_ply > 0 || depth < self.sp.nmp_verify_depth {
                         return score;
@@ -549,26 +554,28 @@ impl<'a> Worker<'a> {
                 let lmr_depth = (depth - 1 - self.sp.lmr(depth, moves + 1)).max(0);
                 if quiet {
                     let lmp = (self.sp.lmp_base + depth * depth) / (2 - improving as i32);
-                    if moves as i32 >= lmp {
+                    if track!("lmp"; moves as i32 >= lmp) {
                         picker.skip_quiets();
                         continue;
                     }
                     let checks = gives_check(pos, mv);
-                    if !in_check
+                    if track!("futility"; !in_check
                         && !checks
                         && lmr_depth <= self.sp.futility_depth
                         && eval + self.sp.futility_base + self.sp.futility_margin * lmr_depth
-                            <= alpha
+                            <= alpha)
                     {
                         picker.skip_quiets();
                         continue;
                     }
-                    if !checks
-                        && !see_ge(pos, mv, -self.sp.see_quiet_margin * lmr_depth * lmr_depth)
+                    if track!("see/quiet_prune"; !checks
+                        && !see_ge(pos, mv, -self.sp.see_quiet_margin * lmr_depth * lmr_depth))
                     {
                         continue;
                     }
-                } else if !see_ge(pos, mv, -self.sp.see_noisy_margin * depth) {
+                } else if track!("see/noisy_prune";
+                    !see_ge(pos, mv, -self.sp.see_noisy_margin * depth))
+                {
                     continue;
                 }
             }
@@ -608,9 +615,10 @@ impl<'a> Worker<'a> {
                         r -= hist / self.sp.lmr_history_divisor;
                     }
                     let reduced = (new_depth - r).clamp(1, new_depth.max(1));
+                    track!("lmr/reduction"; new_depth - reduced);
                     score =
                         -self.negamax::<false>(&child, -alpha - 1, -alpha, reduced, ply + 1, true);
-                    full = score > alpha && reduced < new_depth;
+                    full = track!("lmr/re_search"; score > alpha && reduced < new_depth);
                 }
                 if full {
                     score = -self.negamax::<false>(
@@ -639,6 +647,7 @@ impl<'a> Worker<'a> {
                         self.update_pv(ply, mv);
                     }
                     if score >= beta {
+                        track!("search/cutoff_move_number"; moves);
                         break;
                     }
                     alpha = score;
@@ -751,7 +760,7 @@ impl<'a> Worker<'a> {
                     best_score = e.score;
                 }
             }
-            if best_score >= beta {
+            if track!("qs/stand_pat_cutoff"; best_score >= beta) {
                 return best_score;
             }
             alpha = alpha.max(best_score);
@@ -778,12 +787,12 @@ impl<'a> Worker<'a> {
                 // Delta pruning: even winning the target cannot lift the score to alpha.
                 if mv.promotion().is_none() {
                     let futility = stand_pat + self.sp.qs_futility_margin + move_gain(pos, mv);
-                    if futility <= alpha {
+                    if track!("qs/delta_prune"; futility <= alpha) {
                         best_score = best_score.max(futility);
                         continue;
                     }
                 }
-                if !see_ge(pos, mv, 0) {
+                if !track!("see/qsearch_ge_0"; see_ge(pos, mv, 0)) {
                     continue;
                 }
             }

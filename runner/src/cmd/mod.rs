@@ -5,6 +5,7 @@ pub mod datagen;
 pub mod matches;
 pub mod params;
 pub mod perft;
+pub mod report;
 pub mod sim;
 pub mod stats;
 pub mod uci;

@@ -1,0 +1,365 @@
+//! `spar report`: play games with `track!` recording on, then show each site's statistics
+//! (terminal, CSV, JSON, HTML), side by side for two variants; or re-render saved runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{CliError, CliResult};
+use crate::play::adjudication::Adjudication;
+use crate::play::build::ensure_built;
+use crate::play::output::OpeningBook;
+use crate::play::player::{BuiltinPlayer, Player};
+use crate::play::schedule::{self, Control, Schedule};
+use crate::play::uci::UciPlayer;
+use crate::play::variant::{parse_variant, Source, Variant};
+use crate::progress::Progress;
+use crate::report::stats::{StatsFile, VariantStats};
+use crate::report::{self, terminal, tracked::TrackedPlayer};
+
+/// Set in the environment of the track-enabled spar that a default build runs in its place.
+const CHILD_ENV: &str = "SPAR_REPORT_TRACK_CHILD";
+
+/// Play games and report what every `track!(…)` site recorded: count, mean, mean of |x|,
+/// standard deviation, min, max and a histogram, per variant, with the differences between
+/// two variants and their significance.
+///
+///   spar report --engine name=dev option.rfp_margin=60 --engine name=base --each nodes=5000 --games 40 --out rep
+///
+///   spar report --from rep/stats.json                      re-render a saved run
+///   spar report --from base.json --from dev.json --out cmp  compare two saved runs
+///
+/// Builtin engines need a spar built with the `track` feature; a spar without it builds
+/// one from the working tree (`cargo build --release --features track`, cached) and runs
+/// that instead, unless --no-build. External spar builds (`cmd=…`, `features=track`) are
+/// asked to dump their statistics through the `TrackFile` UCI option.
+///
+/// Engine keys are those of `spar match` (name, cmd, args, dir, git, features, params,
+/// option.<Name>, nodes, depth, movetime, st, tc, timemargin).
+#[derive(clap::Args, Debug, Clone)]
+#[command(verbatim_doc_comment)]
+pub struct ReportArgs {
+    /// An engine: key=value words (once or twice; one engine plays itself).
+    #[arg(long = "engine", id = "engine", num_args = 1.., action = clap::ArgAction::Append,
+          value_name = "KEY=VALUE", required_unless_present = "from", conflicts_with = "from")]
+    engine_words: Vec<String>,
+    /// The `--engine` words grouped per occurrence (filled from the parsed matches).
+    #[arg(skip)]
+    pub engines: Vec<Vec<String>>,
+    /// Words applied to every engine, e.g. `nodes=5000`.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    each: Vec<String>,
+    /// Number of games (even: each opening is played once with each colour).
+    #[arg(long, default_value_t = 20)]
+    games: u64,
+    /// Games played at once (default: all cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Seed of the opening order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
+    /// (default: the built-in book).
+    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
+    book: Option<Vec<String>>,
+    /// Adjudicate a draw after this many moves (per side).
+    #[arg(long, value_name = "N")]
+    maxmoves: Option<u32>,
+    /// Write stats.csv, stats.json and report.html into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Report saved statistics (stats.json, stats.csv or a TrackFile dump) instead of
+    /// playing; give it twice to compare two runs.
+    #[arg(long, value_name = "FILE", action = clap::ArgAction::Append)]
+    from: Vec<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+    /// Fail instead of building a track-enabled spar when this one lacks the feature.
+    #[arg(long)]
+    no_build: bool,
+    /// Seconds an external engine may stay silent under node or depth limits.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    stall_timeout: f64,
+}
+
+/// Groups the words of each `--engine` occurrence (clap's derive API flattens them).
+pub fn group_engine_words(args: &mut ReportArgs, matches: &clap::ArgMatches) {
+    args.engines = matches
+        .get_occurrences::<String>("engine")
+        .map(|occ| occ.map(|o| o.cloned().collect()).collect())
+        .unwrap_or_default();
+}
+
+/// Runs `spar report`.
+pub fn run(args: ReportArgs) -> CliResult {
+    if !args.from.is_empty() {
+        return from_files(&args);
+    }
+    play(&args)
+}
+
+/// Prints the terminal report and writes the files.
+fn output(variants: Vec<VariantStats>, out: Option<&Path>, title: &str) -> CliResult {
+    print!("{}", terminal::render(&variants));
+    if let Some(dir) = out {
+        let file = StatsFile::new(variants);
+        report::write_files(dir, &file, title).map_err(CliError::failure)?;
+        eprintln!(
+            "spar: wrote {0}/stats.csv, {0}/stats.json and {0}/report.html",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn from_files(args: &ReportArgs) -> CliResult {
+    let mut variants: Vec<VariantStats> = Vec::new();
+    for path in &args.from {
+        let file = StatsFile::read(path).map_err(|e| {
+            CliError::usage(format!(
+                "--from {e} (give the stats.json or stats.csv that `spar report --out DIR` wrote, or a TrackFile dump)"
+            ))
+        })?;
+        let stem = path
+            .file_stem()
+            .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+        for mut v in file.variants {
+            if variants.iter().any(|w| w.name == v.name) {
+                v.name = format!("{} ({stem})", v.name);
+            }
+            let base = v.name.clone();
+            let mut k = 2;
+            while variants.iter().any(|w| w.name == v.name) {
+                v.name = format!("{base} #{k}");
+                k += 1;
+            }
+            variants.push(v);
+        }
+    }
+    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+    let title = format!("spar report: {}", names.join(" vs "));
+    output(variants, args.out.as_deref(), &title)
+}
+
+/// Runs the track-enabled spar built from the working tree with the same arguments.
+fn run_track_build(quiet: bool) -> CliResult {
+    let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
+    if !quiet {
+        eprintln!(
+            "spar: this spar was built without the `track` feature; building one that has it (once, cached)"
+        );
+    }
+    let binary = ensure_built(None, &["track".to_string()], &repo, quiet).map_err(|e| {
+        CliError::usage(format!(
+            "builtin engines need a spar built with the `track` feature, and building one failed: {e}; \
+             build it with `cargo build --release --features track` and run that spar"
+        ))
+    })?;
+    let status = Command::new(&binary)
+        .args(std::env::args_os().skip(1))
+        .env(CHILD_ENV, "1")
+        .status()
+        .map_err(|e| CliError::failure(format!("cannot run {}: {e}", binary.display())))?;
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+fn play(args: &ReportArgs) -> CliResult {
+    let n = args.engines.len();
+    if !(1..=2).contains(&n) {
+        return Err(CliError::usage(format!(
+            "give one or two --engine options (got {n}), e.g. --engine name=dev option.rfp_margin=60 --engine name=base"
+        )));
+    }
+    let mut variants = Vec::new();
+    for (i, words) in args.engines.iter().enumerate() {
+        let v = parse_variant(words, &args.each, i)
+            .map_err(|e| CliError::usage(format!("--engine {}: {e}", words.join(" "))))?;
+        variants.push(v);
+    }
+    if n == 2 && variants[0].name == variants[1].name {
+        let name = variants[0].name.clone();
+        variants[0].name = format!("{name}-1");
+        variants[1].name = format!("{name}-2");
+    }
+    if args.games < 2 || args.games % 2 == 1 {
+        return Err(CliError::usage(format!(
+            "--games {}: give an even number of at least 2 (games are played in pairs, each opening once per colour)",
+            args.games
+        )));
+    }
+    let concurrency = match args.concurrency {
+        Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
+        Some(c) => c,
+        None => std::thread::available_parallelism().map_or(1, |c| c.get()),
+    };
+    if args.maxmoves == Some(0) {
+        return Err(CliError::usage("--maxmoves must be at least 1"));
+    }
+    if !(args.stall_timeout.is_finite() && args.stall_timeout > 0.0) {
+        return Err(CliError::usage(
+            "--stall-timeout must be a positive number of seconds",
+        ));
+    }
+    let book = OpeningBook::load(args.book.as_deref(), args.seed).map_err(CliError::usage)?;
+
+    let builtin = variants.iter().any(|v| v.source == Source::Builtin);
+    if builtin && !engine::track::ENABLED {
+        if args.no_build || std::env::var_os(CHILD_ENV).is_some() {
+            return Err(CliError::usage(
+                "this spar was built without the `track` feature, so builtin engines record nothing: \
+                 build one with `cargo build --release --features track` (or drop --no-build and let spar build it)",
+            ));
+        }
+        return run_track_build(args.quiet);
+    }
+    for v in variants.iter_mut() {
+        if let Source::Build { git, features } = &v.source {
+            let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
+            let binary = ensure_built(git.as_deref(), features, &repo, args.quiet)
+                .map_err(|e| CliError::usage(format!("engine '{}': {e}", v.name)))?;
+            v.source = Source::Uci {
+                cmd: binary.to_string_lossy().into_owned(),
+                args: vec!["uci".to_string()],
+                dir: None,
+            };
+        }
+    }
+    // One engine plays itself: both seats record into slot 0.
+    let single = n == 1;
+    if single {
+        variants.push(variants[0].clone());
+    }
+    let slot = |i: usize| if single { 0 } else { i };
+    let seats: [Variant; 2] = variants.try_into().expect("two seats");
+    let dumps = tempfile::Builder::new()
+        .prefix("spar-track-")
+        .tempdir()
+        .map_err(|e| CliError::failure(format!("cannot make a temporary directory: {e}")))?;
+
+    engine::track::reset();
+    let abort = Arc::new(AtomicBool::new(false));
+    {
+        let abort = abort.clone();
+        let _ = ctrlc::set_handler(move || {
+            if abort.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\nspar: interrupt: reporting the games played so far (Ctrl-C again to exit at once)");
+        });
+    }
+    let stall = Duration::from_secs_f64(args.stall_timeout);
+    let started = AtomicUsize::new(0);
+    let dump_dir = dumps.path().to_path_buf();
+    let make_player = |i: usize| -> Result<Box<dyn Player>, String> {
+        let v = &seats[i];
+        match &v.source {
+            Source::Builtin => Ok(Box::new(TrackedPlayer::new(
+                Box::new(BuiltinPlayer::new(v)),
+                slot(i),
+            ))),
+            Source::Uci { .. } => {
+                let k = started.fetch_add(1, Ordering::SeqCst);
+                let mut v = v.clone();
+                let path = dump_dir.join(format!("v{}-{k}.json", slot(i)));
+                v.options
+                    .push(("TrackFile".to_string(), path.to_string_lossy().into_owned()));
+                Ok(Box::new(UciPlayer::new(&v, stall)?))
+            }
+            Source::Build { .. } => unreachable!("build variants were turned into UCI engines"),
+        }
+    };
+    let adjudication = Adjudication {
+        resign: None,
+        draw: None,
+        max_moves: args.maxmoves,
+    };
+    let opening = |k: u64| book.opening(k);
+    let schedule = Schedule {
+        variants: &seats,
+        first_pair: 0,
+        end_pair: Some(args.games / 2),
+        concurrency,
+        seed: args.seed,
+        adjudication: &adjudication,
+        opening: &opening,
+        make_player: &make_player,
+        abort: &abort,
+    };
+    let progress = std::cell::RefCell::new(Progress::new(args.quiet, Some(args.games), 0));
+    let mut games_played = 0u64;
+    let result = schedule::run(
+        &schedule,
+        || progress.borrow_mut().game_finished(),
+        |_pair| {
+            games_played += 2;
+            Control::Continue
+        },
+    );
+    progress.borrow().finish();
+    result.map_err(CliError::failure)?;
+
+    let snapshot = engine::track::snapshot();
+    let mut stats = Vec::new();
+    for (i, v) in seats.iter().enumerate().take(n) {
+        let s = slot(i);
+        let vs = match &v.source {
+            Source::Builtin => VariantStats::from_totals(&v.name, snapshot.get(&s), None),
+            _ => {
+                let seats_per_game = if single { 2 } else { 1 };
+                read_dumps(&v.name, &dump_dir, s, games_played * seats_per_game)?
+            }
+        };
+        if vs.sites.is_empty() {
+            eprintln!(
+                "spar: warning: engine '{}' recorded no track! site{}",
+                v.name,
+                if v.source == Source::Builtin {
+                    ""
+                } else {
+                    " (is it a spar built with the `track` feature? e.g. features=track)"
+                }
+            );
+        }
+        stats.push(vs);
+    }
+    let names: Vec<&str> = seats.iter().take(n).map(|v| v.name.as_str()).collect();
+    let limits = seats[0].limits.describe();
+    let title = format!(
+        "spar report: {} ({} games, {limits})",
+        names.join(" vs "),
+        games_played
+    );
+    output(stats, args.out.as_deref(), &title)
+}
+
+/// Merges the TrackFile dumps of one variant's engine processes.
+fn read_dumps(name: &str, dir: &Path, slot: usize, games: u64) -> CliResult<VariantStats> {
+    let prefix = format!("v{slot}-");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CliError::failure(format!("cannot list {}: {e}", dir.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with(&prefix) && f.ends_with(".json"))
+        })
+        .collect();
+    paths.sort();
+    let mut merged = VariantStats::from_totals(name, None, Some(0));
+    for path in paths {
+        let file = StatsFile::read(&path)
+            .map_err(|e| CliError::failure(format!("engine '{name}': bad TrackFile dump: {e}")))?;
+        for v in &file.variants {
+            merged
+                .merge(v)
+                .map_err(|e| CliError::failure(format!("engine '{name}': {e}")))?;
+        }
+    }
+    merged.name = name.to_string();
+    merged.games = games;
+    Ok(merged)
+}
