@@ -133,6 +133,35 @@ pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
     Bitboard(PAWN[color as usize][sq as usize])
 }
 
+const fn rays(rook: bool) -> [u64; 64] {
+    let mut t = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        t[sq] = if rook {
+            reference::rook(sq, 0)
+        } else {
+            reference::bishop(sq, 0)
+        };
+        sq += 1;
+    }
+    t
+}
+
+static ROOK_RAYS: [u64; 64] = rays(true);
+static BISHOP_RAYS: [u64; 64] = rays(false);
+
+/// Rook attacks from `sq` on an empty board.
+#[inline(always)]
+pub fn rook_rays(sq: Square) -> Bitboard {
+    Bitboard(ROOK_RAYS[sq as usize])
+}
+
+/// Bishop attacks from `sq` on an empty board.
+#[inline(always)]
+pub fn bishop_rays(sq: Square) -> Bitboard {
+    Bitboard(BISHOP_RAYS[sq as usize])
+}
+
 /// `BETWEEN[a][b]`: squares strictly between two squares on a line, plus `b` itself
 /// (so a check evasion mask is `between(king, checker)` for any checker); just `b` when the
 /// squares share no line.

@@ -10,7 +10,8 @@ mod zobrist;
 pub use fen::FenError;
 
 use crate::attacks::{
-    between, bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
+    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, pawn_attacks, rook_attacks,
+    rook_rays,
 };
 use crate::types::{
     Bitboard, BySquare, CastleSide, CastlingRights, Color, File, Move, MoveKind, Piece, PieceType,
@@ -233,17 +234,24 @@ impl Position {
         let ksq = self.king(us);
         let them = self.color(!us);
         let occ = self.occupied();
-        self.checkers = self.attackers_to(ksq, occ) & them;
-        let snipers = ((rook_attacks(ksq, them) & self.orthogonal_sliders())
-            | (bishop_attacks(ksq, them) & self.diagonal_sliders()))
+        // Leapers check directly; sliders are found on empty-board rays from the king
+        // (no magic lookups): none between means check, exactly one of ours means a pin.
+        let mut checkers = (pawn_attacks(us, ksq) & self.pieces(PieceType::Pawn)
+            | knight_attacks(ksq) & self.pieces(PieceType::Knight))
+            & them;
+        let snipers = ((rook_rays(ksq) & self.orthogonal_sliders())
+            | (bishop_rays(ksq) & self.diagonal_sliders()))
             & them;
         let mut pinned = Bitboard::EMPTY;
         for sniper in snipers {
             let blockers = between(ksq, sniper).without(sniper) & occ;
-            if !blockers.more_than_one() {
+            if blockers.is_empty() {
+                checkers |= sniper;
+            } else if !blockers.more_than_one() {
                 pinned |= blockers & self.color(us);
             }
         }
+        self.checkers = checkers;
         self.pinned = pinned;
     }
 
@@ -365,17 +373,14 @@ impl Position {
     /// Drops a right whose rook square is `sq` (the rook moved or was captured).
     #[inline(always)]
     fn update_castling_for(&mut self, sq: Square) {
-        if self.castling.is_empty() {
-            return;
-        }
-        for color in Color::ALL {
-            if sq.rank() != Rank::First.relative_to(color) {
-                continue;
-            }
-            for side in CastleSide::ALL {
-                if self.castling.rook(color, side) == Some(sq.file()) {
-                    self.castling.set(color, side, None);
-                }
+        let color = match sq.rank() {
+            Rank::First => Color::White,
+            Rank::Eighth => Color::Black,
+            _ => return,
+        };
+        for side in CastleSide::ALL {
+            if self.castling.rook(color, side) == Some(sq.file()) {
+                self.castling.set(color, side, None);
             }
         }
     }

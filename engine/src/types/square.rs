@@ -36,7 +36,9 @@ impl File {
     /// The file for index 0..8 (masked).
     #[inline(always)]
     pub const fn from_index(i: usize) -> File {
-        File::ALL[i & 7]
+        // SAFETY: `File` is `repr(u8)` with the eight discriminants 0..=7, and `i & 7` is one
+        // of them. (A table lookup here cost 5 % of perft; this compiles to nothing.)
+        unsafe { core::mem::transmute::<u8, File>((i & 7) as u8) }
     }
 
     /// Lower-case letter.
@@ -84,7 +86,9 @@ impl Rank {
     /// The rank for index 0..8 (masked).
     #[inline(always)]
     pub const fn from_index(i: usize) -> Rank {
-        Rank::ALL[i & 7]
+        // SAFETY: `Rank` is `repr(u8)` with the eight discriminants 0..=7, and `i & 7` is one
+        // of them.
+        unsafe { core::mem::transmute::<u8, Rank>((i & 7) as u8) }
     }
 
     /// The digit `1`..`8`.
@@ -249,7 +253,9 @@ impl Square {
     /// The square for index 0..64 (masked).
     #[inline(always)]
     pub const fn from_index(i: usize) -> Square {
-        Square::ALL[i & 63]
+        // SAFETY: `Square` is `repr(u8)` with the 64 discriminants 0..=63, and `i & 63` is one
+        // of them. (The table lookup this replaces cost 5 % of perft's instructions.)
+        unsafe { core::mem::transmute::<u8, Square>((i & 63) as u8) }
     }
 
     /// The square for index 0..64, or `None`.
