@@ -8,6 +8,7 @@ mod play;
 mod progress;
 mod report;
 mod track_dump;
+mod tune;
 
 use error::CliResult;
 
@@ -41,6 +42,10 @@ enum Command {
     Params(cmd::params::ParamsArgs),
     /// Play games and report every `track!` site's statistics and histograms per variant.
     Report(cmd::report::ReportArgs),
+    /// Tune parameters by SPSA self-play (OpenBench's algorithm); --plot draws a run.
+    Tune(cmd::tune::TuneArgs),
+    /// Tune the evaluation weights on scored positions (Texel tuning).
+    Texel(cmd::texel::TexelArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -55,6 +60,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Params(args) => cmd::params::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Tune(args) => cmd::tune::run(args),
+        Command::Texel(args) => cmd::texel::run(args),
     }
 }
 

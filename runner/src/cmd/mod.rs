@@ -8,4 +8,6 @@ pub mod perft;
 pub mod report;
 pub mod sim;
 pub mod stats;
+pub mod texel;
+pub mod tune;
 pub mod uci;

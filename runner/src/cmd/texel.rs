@@ -1,0 +1,248 @@
+//! `spar texel`: Texel tuning of the evaluation weights on positions from `spar datagen`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use engine::params::{specs, Params};
+
+use crate::cmd::matches::write_atomically;
+use crate::error::{CliError, CliResult};
+use crate::play::variant::load_params_file;
+use crate::tune::report;
+use crate::tune::texel::dataset::Dataset;
+use crate::tune::texel::load;
+use crate::tune::texel::optim::{self, Next, TrainOptions};
+
+/// Fit the evaluation weights to game results (Texel tuning).
+///
+///   spar texel --data games.txt --out tuned.txt
+///
+///   spar sprt --engine name=tuned params=tuned.txt --engine name=base --each nodes=5000 --elo0 0 --elo1 5
+///
+/// K is fitted once (minimising E = mean (R − σ(K·eval))² with σ(x) = 1/(1 + 10^(−x/400)),
+/// R = White's result), then E is minimised over every evaluation weight with Adam, using
+/// the exact gradient of the tapered linear evaluation. One line per epoch:
+/// `Epoch n  Error = e  Rate = r`. The weights are written after every epoch as
+/// `name, value` lines (--out) and as `tunable!` declarations for the source (--rust).
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct TexelArgs {
+    /// Positions from `spar datagen`: `FEN | score | result` text or viriformat (repeatable).
+    #[arg(long, value_name = "FILE", required = true)]
+    data: Vec<PathBuf>,
+    /// Format of the --data files (auto: text if the file starts with plain UTF-8 text).
+    #[arg(long, value_enum, default_value = "auto")]
+    format: load::Format,
+    /// Where to write the tuned weights as `name, value` lines.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Where to write them as Rust source (default: --out with the extension .rs).
+    #[arg(long, value_name = "FILE")]
+    rust: Option<PathBuf>,
+    /// Passes over the data.
+    #[arg(long, default_value_t = 100)]
+    epochs: u32,
+    /// Adam's step size (centipawns) in the first epoch.
+    #[arg(long, default_value_t = 1.0)]
+    lr: f64,
+    /// Factor applied to the step size after each epoch.
+    #[arg(long, default_value_t = 0.98)]
+    lr_decay: f64,
+    /// Positions per Adam step (0: the whole data set).
+    #[arg(long, default_value_t = 16_384)]
+    batch_size: usize,
+    /// Use this K instead of fitting it.
+    #[arg(long)]
+    k: Option<f64>,
+    /// Start from the weights in this file (`name, value` lines) instead of the defaults.
+    #[arg(long, value_name = "FILE")]
+    params: Option<PathBuf>,
+    /// Use only the first N positions of the data.
+    #[arg(long, value_name = "N")]
+    max_positions: Option<usize>,
+    /// Seed of the batch order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads (default: all cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+}
+
+/// Runs `spar texel`.
+pub fn run(args: TexelArgs) -> CliResult {
+    let threads = match args.concurrency {
+        Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start worker threads: {e}")))?;
+    pool.install(|| run_in_pool(&args))
+}
+
+fn run_in_pool(args: &TexelArgs) -> CliResult {
+    for (name, v) in [("--lr", args.lr), ("--lr-decay", args.lr_decay)] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(CliError::usage(format!(
+                "{name} {v}: must be a positive number"
+            )));
+        }
+    }
+    if let Some(k) = args.k {
+        if !(k.is_finite() && k > 0.0) {
+            return Err(CliError::usage(format!(
+                "--k {k}: must be a positive number"
+            )));
+        }
+    }
+    let mut start = Params::defaults();
+    if let Some(path) = &args.params {
+        load_params_file(path, &mut start)
+            .map_err(|e| CliError::usage(format!("--params: {e}")))?;
+    }
+    let rust_path = args
+        .rust
+        .clone()
+        .unwrap_or_else(|| args.out.with_extension("rs"));
+    if rust_path == args.out {
+        return Err(CliError::usage(format!(
+            "--rust {} is the same file as --out; give another name",
+            rust_path.display()
+        )));
+    }
+
+    let t0 = Instant::now();
+    let mut data = Dataset::new();
+    for path in &args.data {
+        let left = args.max_positions.map(|m| m.saturating_sub(data.len()));
+        if left == Some(0) {
+            break;
+        }
+        data.append(load::file(path, args.format, left).map_err(CliError::usage)?);
+    }
+    if data.is_empty() {
+        return Err(CliError::usage(
+            "--data: no positions in the file(s); write some with `spar datagen`",
+        ));
+    }
+    let values = start.values().to_vec();
+    let k = match args.k {
+        Some(k) => k,
+        None => optim::fit_k(&data, &values, 0.05, 5.0),
+    };
+    let e0 = optim::error_exact(&data, &values, k);
+    println!(
+        "Positions: {}  (loaded in {:.1} s)  K = {k:.4}  Error = {e0:.6} (start weights)",
+        data.len(),
+        t0.elapsed().as_secs_f64()
+    );
+
+    let tuned: Vec<bool> = specs().iter().map(|s| s.eval).collect();
+    let bounds: Vec<(f64, f64)> = specs()
+        .iter()
+        .map(|s| (s.min as f64, s.max as f64))
+        .collect();
+    let mut w: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+    let options = TrainOptions {
+        epochs: args.epochs,
+        batch_size: args.batch_size,
+        lr: args.lr,
+        lr_decay: args.lr_decay,
+        seed: args.seed,
+    };
+    let abort = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(abort.clone());
+    let mut write_error = None;
+    let mut epochs_done = 0;
+    optim::train(
+        &data,
+        &mut w,
+        &tuned,
+        &bounds,
+        k,
+        &options,
+        |epoch, error, rate, w| {
+            println!("Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}");
+            epochs_done = epoch;
+            // Not every epoch: the Rust file is some 60 KB.
+            if epoch % 10 == 0 {
+                if let Err(e) = write_outputs(&start, w, &args.out, &rust_path) {
+                    write_error = Some(e);
+                    return Next::Stop;
+                }
+            }
+            if abort.load(Ordering::SeqCst) {
+                Next::Stop
+            } else {
+                Next::Continue
+            }
+        },
+    );
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    let tuned_params = write_outputs(&start, &w, &args.out, &rust_path)?;
+    let e1 = optim::error_exact(&data, tuned_params.values(), k);
+    let changed = tuned_params
+        .values()
+        .iter()
+        .zip(&values)
+        .filter(|(a, b)| a != b)
+        .count();
+    println!(
+        "Final error {e1:.6} (engine evaluation, rounded weights; start {e0:.6}); {changed} weights changed; {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    println!("Wrote {} and {}", args.out.display(), rust_path.display());
+    println!(
+        "Check it: spar sprt --engine name=tuned params={} --engine name=base --each nodes=5000 --elo0 0 --elo1 5",
+        args.out.display()
+    );
+    if abort.load(Ordering::SeqCst) {
+        return Err(CliError {
+            message: format!(
+                "interrupted after epoch {epochs_done}; the weights so far are written (continue with --params {})",
+                args.out.display()
+            ),
+            code: 130,
+        });
+    }
+    Ok(())
+}
+
+/// Rounds the weights into a parameter table and writes both output files atomically.
+fn write_outputs(start: &Params, w: &[f64], out: &Path, rust: &Path) -> CliResult<Params> {
+    let mut p = start.clone();
+    let rounded: Vec<i32> = w.iter().map(|&v| v.round() as i32).collect();
+    p.set_values(&rounded);
+    let lines: Vec<(String, i64)> = p
+        .iter()
+        .filter(|(s, _)| s.eval)
+        .map(|(s, v)| (s.name.clone(), v as i64))
+        .collect();
+    write_atomically(out, &report::openbench_lines(&lines))
+        .map_err(|e| CliError::failure(format!("cannot write --out {}: {e}", out.display())))?;
+    let source = format!(
+        "// Evaluation weights tuned by `spar texel`; replace the matching declarations.\n\n{}",
+        report::rust_tunables(&p, |eval, _| eval)
+    );
+    write_atomically(rust, &source)
+        .map_err(|e| CliError::failure(format!("cannot write --rust {}: {e}", rust.display())))?;
+    Ok(p)
+}
+
+/// First Ctrl-C: stop after the current epoch and write the weights. Second: exit at once
+/// (the files on disk are whole: they are replaced atomically).
+fn install_ctrl_c(abort: Arc<AtomicBool>) {
+    let _ = ctrlc::set_handler(move || {
+        if abort.swap(true, Ordering::SeqCst) {
+            eprintln!("\nspar: second interrupt, exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("\nspar: interrupt: stopping after this epoch");
+    });
+}

@@ -1,0 +1,402 @@
+//! `spar tune`: SPSA tuning of the builtin engine's parameters by self-play, and
+//! `spar tune --plot` to draw a run's trajectory.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::params::Params;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cmd::matches::write_atomically;
+use crate::error::{CliError, CliResult};
+use crate::play::adjudication::{Adjudication, Draw, Resign};
+use crate::play::output::OpeningBook;
+use crate::play::variant::{parse_variant, Source};
+use crate::tune::gains::Gains;
+use crate::tune::selfplay::{Score, SelfPlay};
+use crate::tune::spsa::Spsa;
+use crate::tune::spsa_params::{self, SpsaParam};
+use crate::tune::trajectory::{self, Row, Trajectory};
+use crate::tune::{plot, report};
+
+/// Tune parameters of the builtin engine by SPSA self-play, as OpenBench does.
+///
+///   spar tune --param rfp_margin --param lmr_base --each nodes=5000 --iterations 2000 --csv run.csv
+///
+///   spar tune --params spsa.txt --each tc=8+0.08 --csv run.csv --out tuned.txt
+///
+///   spar tune --plot run.csv                 (writes run.svg)
+///
+/// `--params FILE` takes OpenBench lines `name, int, start, min, max, c_end, r_end` (as
+/// `spar params --search` prints them) or fishtest lines `name, start, min, max, c_end,
+/// r_end`; `--param NAME` takes a parameter's registered default, range and step sizes.
+/// Each iteration plays --pairs-per-iteration game pairs (in parallel) between θ + c_k·Δ
+/// and θ − c_k·Δ for a random ±1 vector Δ, then moves θ by r_k·c_k·(W − L)·Δ.
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct TuneArgs {
+    /// SPSA input file: one parameter per line (OpenBench or fishtest form).
+    #[arg(long, value_name = "FILE")]
+    params: Option<PathBuf>,
+    /// Tune this registered parameter from its default (repeatable).
+    #[arg(long = "param", value_name = "NAME")]
+    param: Vec<String>,
+    /// Number of iterations N (the schedule depends on it).
+    #[arg(long, default_value_t = 25_000)]
+    iterations: u64,
+    /// Game pairs per iteration (each opening once per colour).
+    #[arg(long, default_value_t = 8, value_name = "P")]
+    pairs_per_iteration: u64,
+    /// Learning-rate decay exponent α.
+    #[arg(long, default_value_t = 0.602)]
+    alpha: f64,
+    /// Perturbation decay exponent γ.
+    #[arg(long, default_value_t = 0.101)]
+    gamma: f64,
+    /// A as a fraction of the iterations.
+    #[arg(long, default_value_t = 0.1)]
+    a_ratio: f64,
+    /// Engine words for both sides: a limit (`nodes=5000`, `tc=8+0.08`, `depth=`,
+    /// `movetime=`), `option.Hash=8`, fixed overrides `option.<param>=<v>`, `params=FILE`.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    each: Vec<String>,
+    /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
+    /// (default: the built-in book, random order). Pair k of the run plays opening k.
+    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
+    book: Option<Vec<String>>,
+    /// Seed of the perturbations, the rounding and the opening order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Games played at once (default: all cores).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Resign adjudication: `movecount=3 score=600 [twosided=true]`.
+    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
+    resign: Option<Vec<String>>,
+    /// Draw adjudication: `movenumber=34 movecount=8 score=20`.
+    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
+    draw: Option<Vec<String>>,
+    /// Adjudicate a draw after this many moves (per side).
+    #[arg(long, value_name = "N")]
+    maxmoves: Option<u32>,
+    /// Trajectory CSV: one row per iteration (θ, c_k, r_k), appended as the run goes.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Continue an interrupted run from its --csv file (same command otherwise).
+    #[arg(long, requires = "csv")]
+    resume: bool,
+    /// Write the final values as `name, value` lines (load with `--engine … params=FILE`).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+    /// Draw the trajectory in this CSV as an SVG instead of tuning.
+    #[arg(long, value_name = "CSV", conflicts_with_all = ["params", "param", "resume", "out"])]
+    plot: Option<PathBuf>,
+    /// With --plot: where to write the SVG (default: the CSV's name with .svg).
+    #[arg(long, value_name = "FILE", requires = "plot")]
+    svg: Option<PathBuf>,
+}
+
+/// Runs `spar tune`.
+pub fn run(args: TuneArgs) -> CliResult {
+    if let Some(csv) = &args.plot {
+        return run_plot(csv, args.svg.as_deref());
+    }
+    let started = Instant::now();
+    let mut params: Vec<SpsaParam> = match &args.params {
+        Some(path) => spsa_params::load(path).map_err(CliError::usage)?,
+        None => Vec::new(),
+    };
+    for name in &args.param {
+        if params.iter().any(|p| &p.name == name) {
+            return Err(CliError::usage(format!(
+                "--param {name}: already listed (in --params or an earlier --param)"
+            )));
+        }
+        params.push(SpsaParam::from_registry(name).map_err(CliError::usage)?);
+    }
+    if params.is_empty() {
+        return Err(CliError::usage(
+            "nothing to tune: give --params FILE (OpenBench SPSA lines) or --param NAME (e.g. --param rfp_margin)",
+        ));
+    }
+    let gains = Gains {
+        iterations: args.iterations,
+        alpha: args.alpha,
+        gamma: args.gamma,
+        a_ratio: args.a_ratio,
+    };
+    gains.check().map_err(CliError::usage)?;
+    let pairs_per = args.pairs_per_iteration;
+    if pairs_per == 0 {
+        return Err(CliError::usage("--pairs-per-iteration must be at least 1"));
+    }
+    let variant =
+        parse_variant(&[], &args.each, 0).map_err(|e| CliError::usage(format!("--each: {e}")))?;
+    if variant.source != Source::Builtin {
+        return Err(CliError::usage(
+            "--each: spar tune plays the builtin engine; drop cmd=/git=/features=",
+        ));
+    }
+    let concurrency = match args.concurrency {
+        Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let adjudication = adjudication(&args)?;
+    let book = OpeningBook::load(args.book.as_deref(), args.seed).map_err(CliError::usage)?;
+
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    let mut spsa = Spsa::new(params, gains, args.seed);
+    let mut done = 0u64;
+    let mut games = 0u64;
+    let mut csv = None;
+    if let Some(path) = &args.csv {
+        if args.resume {
+            let (t, rows) = Trajectory::resume(path, &names).map_err(CliError::usage)?;
+            let last = rows.last().expect("a start row");
+            spsa.set_theta(&last.theta);
+            done = last.iteration;
+            games = last.games;
+            if !args.quiet && done > 0 {
+                eprintln!(
+                    "Resuming after iteration {done} ({games} games) from {}",
+                    path.display()
+                );
+            }
+            csv = Some(t);
+        } else {
+            let start = Row {
+                iteration: 0,
+                games: 0,
+                theta: spsa.theta().to_vec(),
+                c: None,
+                r: None,
+            };
+            csv = Some(Trajectory::create(path, &names, &start).map_err(CliError::usage)?);
+        }
+    }
+
+    let abort = Arc::new(AtomicBool::new(false));
+    install_ctrl_c(abort.clone());
+    let selfplay =
+        SelfPlay::new(concurrency, variant, adjudication, book).map_err(CliError::failure)?;
+    let progress = TuneProgress::new(args.quiet, done, gains.iterations);
+    let mut score = Score::default();
+    let games_before = games;
+    let mut failure = None;
+    for k in done + 1..=gains.iterations {
+        let p = spsa.perturb(k);
+        let dev = with_values(selfplay.base_params(), &names, &p.dev)?;
+        let base = with_values(selfplay.base_params(), &names, &p.base)?;
+        let pairs = (k - 1) * pairs_per..k * pairs_per;
+        let on_game = || progress.game();
+        let Some(s) = selfplay.play(pairs, &dev, &base, &abort, &on_game) else {
+            break;
+        };
+        spsa.update(&p, s.balance() as f64);
+        score.add(s);
+        games += s.games();
+        done = k;
+        if let Some(t) = &mut csv {
+            let row = Row {
+                iteration: k,
+                games,
+                theta: spsa.theta().to_vec(),
+                c: Some(p.c.clone()),
+                r: Some(p.r.clone()),
+            };
+            if let Err(e) = t.append(&row) {
+                failure = Some(CliError::failure(e));
+                break;
+            }
+        }
+        progress.iteration(k, &names, spsa.theta());
+    }
+    progress.finish();
+    let interrupted = abort.load(Ordering::SeqCst);
+
+    let finals: Vec<(String, i64)> = names
+        .iter()
+        .zip(spsa.theta())
+        .map(|(n, &t)| (n.clone(), t.round() as i64))
+        .collect();
+    let elapsed = started.elapsed().as_secs_f64();
+    let played = games - games_before;
+    println!(
+        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}",
+        gains.iterations,
+        played as f64 / elapsed.max(1e-9),
+        score.wins,
+        score.draws,
+        score.losses
+    );
+    println!("\nParameter values (OpenBench, `--engine … params=FILE`):");
+    print!("{}", report::openbench_lines(&finals));
+    println!("\nUCI:");
+    print!("{}", report::setoption_lines(&finals));
+    println!("\nRust:");
+    print!("{}", report::rust_constants(&finals));
+    if let Some(path) = &args.out {
+        write_atomically(path, &report::openbench_lines(&finals)).map_err(|e| {
+            CliError::failure(format!("cannot write --out {}: {e}", path.display()))
+        })?;
+        println!("\nWrote {}", path.display());
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if interrupted {
+        let how = if args.csv.is_some() {
+            "rerun the same command with --resume to continue"
+        } else {
+            "give --csv FILE next time to be able to --resume"
+        };
+        return Err(CliError {
+            message: format!("interrupted after iteration {done}; {how}"),
+            code: 130,
+        });
+    }
+    Ok(())
+}
+
+/// The base parameter table with the tuned parameters set to `values`.
+fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Params> {
+    let mut p = base.clone();
+    for (n, &v) in names.iter().zip(values) {
+        p.set(n, v).map_err(|e| CliError::failure(e.to_string()))?;
+    }
+    Ok(p)
+}
+
+fn adjudication(args: &TuneArgs) -> CliResult<Adjudication> {
+    Ok(Adjudication {
+        resign: args
+            .resign
+            .as_deref()
+            .map(Resign::parse)
+            .transpose()
+            .map_err(CliError::usage)?,
+        draw: args
+            .draw
+            .as_deref()
+            .map(Draw::parse)
+            .transpose()
+            .map_err(CliError::usage)?,
+        max_moves: match args.maxmoves {
+            Some(0) => return Err(CliError::usage("--maxmoves must be at least 1")),
+            m => m,
+        },
+    })
+}
+
+fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
+    let contents = trajectory::read(csv).map_err(|e| CliError::usage(format!("--plot: {e}")))?;
+    if contents.rows.is_empty() {
+        return Err(CliError::usage(format!(
+            "--plot {}: no rows to draw",
+            csv.display()
+        )));
+    }
+    let out = svg.map_or_else(|| csv.with_extension("svg"), Path::to_path_buf);
+    let title = format!(
+        "SPSA trajectory: {} ({} iterations)",
+        csv.file_name()
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+        contents.rows.last().map_or(0, |r| r.iteration)
+    );
+    write_atomically(&out, &plot::svg(&contents, &title))
+        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", out.display())))?;
+    println!("Wrote {}", out.display());
+    Ok(())
+}
+
+/// First Ctrl-C: finish nothing new, abandon the iteration in flight (it is replayed on
+/// `--resume`), print the values so far. Second Ctrl-C: exit at once.
+fn install_ctrl_c(abort: Arc<AtomicBool>) {
+    let _ = ctrlc::set_handler(move || {
+        if abort.swap(true, Ordering::SeqCst) {
+            eprintln!("\nspar: second interrupt, exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("\nspar: interrupt: stopping (the unfinished iteration is not counted)");
+    });
+}
+
+/// The live display: iterations, games per second and the current θ.
+struct TuneProgress {
+    bar: Option<ProgressBar>,
+    plain: bool,
+    started: Instant,
+    last_plain: std::sync::Mutex<Instant>,
+    games: std::sync::atomic::AtomicU64,
+    total: u64,
+}
+
+impl TuneProgress {
+    fn new(quiet: bool, done: u64, total: u64) -> TuneProgress {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:25} {pos}/{len} iterations {msg}",
+                )
+                .expect("template")
+                .progress_chars("=> "),
+            );
+            bar.set_position(done);
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        TuneProgress {
+            bar,
+            plain: !quiet && !tty,
+            started: Instant::now(),
+            last_plain: std::sync::Mutex::new(Instant::now()),
+            games: Default::default(),
+            total,
+        }
+    }
+
+    fn game(&self) {
+        self.games.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn iteration(&self, k: u64, names: &[String], theta: &[f64]) {
+        let games = self.games.load(Ordering::Relaxed);
+        let rate = games as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        let values: Vec<String> = names
+            .iter()
+            .zip(theta)
+            .map(|(n, t)| format!("{n} {t:.2}"))
+            .collect();
+        let line = format!("({rate:.1} games/s)  {}", values.join("  "));
+        if let Some(bar) = &self.bar {
+            bar.set_position(k);
+            bar.set_message(line);
+        } else if self.plain {
+            let mut last = self.last_plain.lock().unwrap_or_else(|e| e.into_inner());
+            if last.elapsed() >= Duration::from_secs(10) || k == self.total {
+                *last = Instant::now();
+                eprintln!(
+                    "[{:.0}s] iteration {k}/{} {line}",
+                    self.started.elapsed().as_secs_f64(),
+                    self.total
+                );
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

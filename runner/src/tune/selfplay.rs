@@ -1,0 +1,213 @@
+//! Game pairs between two parameter sets of the builtin engine, on a thread pool that lives
+//! for the whole tuning run.
+//!
+//! `spar match` builds its pool and its players (with their transposition tables) once per
+//! match; an SPSA iteration is a tiny match with new parameters, so here each pool thread
+//! keeps its two searchers and only swaps their parameter tables between pairs. The pairs of
+//! an iteration run in parallel; results are summed in pair order, and each game starts from
+//! a cleared searcher, so under node or depth limits the outcome does not depend on the
+//! number of threads.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use engine::params::Params;
+use engine::search::Searcher;
+use rayon::prelude::*;
+
+use crate::play::adjudication::Adjudication;
+use crate::play::game::{play_game, GameSetup, Outcome};
+use crate::play::output::OpeningBook;
+use crate::play::player::{MoveReply, MoveRequest, Player, PlayerError};
+use crate::play::variant::Variant;
+
+/// The builtin engine with parameters that can be replaced between games.
+struct TunablePlayer {
+    searcher: Searcher,
+}
+
+impl TunablePlayer {
+    fn new(variant: &Variant) -> TunablePlayer {
+        let mut searcher = Searcher::new(variant.params.clone());
+        searcher.set_hash_mb(variant.hash_mb);
+        TunablePlayer { searcher }
+    }
+}
+
+impl Player for TunablePlayer {
+    fn new_game(&mut self, _chess960: bool) -> Result<(), PlayerError> {
+        self.searcher.clear();
+        Ok(())
+    }
+
+    fn go(&mut self, request: &MoveRequest) -> Result<MoveReply, PlayerError> {
+        let result = self.searcher.search(
+            request.position,
+            request.history,
+            request.limits,
+            &mut |_| {},
+        );
+        let mv = result
+            .best_move
+            .ok_or_else(|| PlayerError::IllegalMove("the search returned no move".to_string()))?;
+        Ok(MoveReply {
+            mv,
+            score: Some(result.score),
+            depth: result.depth,
+            nodes: result.nodes,
+        })
+    }
+
+    fn stop_flag(&self) -> Option<Arc<AtomicBool>> {
+        Some(self.searcher.stop_flag())
+    }
+}
+
+/// Wins, draws and losses of the dev engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Score {
+    /// Games dev won.
+    pub wins: u64,
+    /// Games drawn.
+    pub draws: u64,
+    /// Games dev lost.
+    pub losses: u64,
+}
+
+impl Score {
+    /// `W − L`.
+    pub fn balance(&self) -> i64 {
+        self.wins as i64 - self.losses as i64
+    }
+
+    /// Games counted.
+    pub fn games(&self) -> u64 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// Adds another score.
+    pub fn add(&mut self, other: Score) {
+        self.wins += other.wins;
+        self.draws += other.draws;
+        self.losses += other.losses;
+    }
+}
+
+/// A pool of workers, each with a dev and a base searcher.
+pub struct SelfPlay {
+    pool: rayon::ThreadPool,
+    players: Vec<Mutex<Option<[TunablePlayer; 2]>>>,
+    variant: Variant,
+    adjudication: Adjudication,
+    book: OpeningBook,
+}
+
+impl SelfPlay {
+    /// Starts `threads` workers. `variant` gives the limits, hash size and the values of the
+    /// parameters that are not tuned.
+    pub fn new(
+        threads: usize,
+        variant: Variant,
+        adjudication: Adjudication,
+        book: OpeningBook,
+    ) -> Result<SelfPlay, String> {
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("spar-tune-{i}"))
+            .build()
+            .map_err(|e| format!("cannot start worker threads: {e}"))?;
+        Ok(SelfPlay {
+            pool,
+            players: (0..threads).map(|_| Mutex::new(None)).collect(),
+            variant,
+            adjudication,
+            book,
+        })
+    }
+
+    /// The parameter table of the engine that is not tuned (limits and fixed overrides).
+    pub fn base_params(&self) -> &Params {
+        &self.variant.params
+    }
+
+    /// Plays pairs `pairs` (global pair indices: pair k plays opening k, once per colour)
+    /// between `dev` and `base`, in parallel. `on_game` is called (on worker threads) after
+    /// each game. Returns `None` if `abort` was raised before all games finished.
+    pub fn play(
+        &self,
+        pairs: std::ops::Range<u64>,
+        dev: &Params,
+        base: &Params,
+        abort: &AtomicBool,
+        on_game: &(dyn Fn() + Sync),
+    ) -> Option<Score> {
+        self.pool.install(|| {
+            let scores: Option<Vec<Score>> = pairs
+                .into_par_iter()
+                .map(|k| self.play_pair(k, dev, base, abort, on_game))
+                .collect();
+            scores.map(|v| {
+                let mut total = Score::default();
+                for s in v {
+                    total.add(s);
+                }
+                total
+            })
+        })
+    }
+
+    fn play_pair(
+        &self,
+        k: u64,
+        dev: &Params,
+        base: &Params,
+        abort: &AtomicBool,
+        on_game: &(dyn Fn() + Sync),
+    ) -> Option<Score> {
+        let index = rayon::current_thread_index().unwrap_or(0) % self.players.len();
+        let mut slot = self.players[index]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let players = slot.get_or_insert_with(|| {
+            [
+                TunablePlayer::new(&self.variant),
+                TunablePlayer::new(&self.variant),
+            ]
+        });
+        players[0].searcher.set_params(dev.clone());
+        players[1].searcher.set_params(base.clone());
+        let opening = self.book.opening(k);
+        let limits = &self.variant.limits;
+        let margin = self.variant.time_margin;
+        let mut score = Score::default();
+        let [dev_player, base_player] = players;
+        for dev_is_white in [true, false] {
+            let setup = GameSetup {
+                start: &opening.position,
+                book_moves: &opening.moves,
+                limits: [limits, limits],
+                time_margin: [margin, margin],
+                adjudication: &self.adjudication,
+            };
+            let seats: [&mut dyn Player; 2] = if dev_is_white {
+                [&mut *dev_player, &mut *base_player]
+            } else {
+                [&mut *base_player, &mut *dev_player]
+            };
+            let game = play_game(seats, &setup, abort)?;
+            on_game();
+            let dev_won = match game.outcome {
+                Outcome::Draw => None,
+                Outcome::WhiteWins => Some(dev_is_white),
+                Outcome::BlackWins => Some(!dev_is_white),
+            };
+            match dev_won {
+                None => score.draws += 1,
+                Some(true) => score.wins += 1,
+                Some(false) => score.losses += 1,
+            }
+        }
+        Some(score)
+    }
+}

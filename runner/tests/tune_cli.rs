@@ -1,0 +1,364 @@
+//! `spar tune` and `spar texel` through the binary: a short SPSA run with its CSV, output
+//! file and resume; parameter-file errors; the SVG plot; Ctrl-C; a Texel run whose output
+//! a match loads.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use data::rng::SplitMix64;
+use engine::position::Position;
+
+fn spar(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spar"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("spar runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn usage_error(out: &Output, needle: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+const TUNE: &[&str] = &[
+    "tune",
+    "--param",
+    "rfp_margin",
+    "--param",
+    "lmr_base",
+    "--each",
+    "nodes=300",
+    "--iterations",
+    "4",
+    "--pairs-per-iteration",
+    "2",
+    "--seed",
+    "3",
+    "--quiet",
+];
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    TUNE.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn spsa_run_writes_trajectory_and_values_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(&spar(
+        &with(&["--concurrency", "2", "--csv", "a.csv", "--out", "a.txt"]),
+        d,
+    ));
+    assert!(out.contains("SPSA: 4/4 iterations, 16 games"), "{out}");
+    for needle in [
+        "rfp_margin, ",
+        "setoption name rfp_margin value ",
+        "const RFP_MARGIN: i32 = ",
+        "const LMR_BASE: i32 = ",
+    ] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    let a = std::fs::read_to_string(d.join("a.csv")).unwrap();
+    let lines: Vec<&str> = a.lines().collect();
+    assert_eq!(
+        lines[0],
+        "iteration,games,rfp_margin,lmr_base,c_rfp_margin,c_lmr_base,r_rfp_margin,r_lmr_base"
+    );
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[1], "0,0,75,75,,,,");
+    assert!(lines[5].starts_with("4,16,"));
+    let values = std::fs::read_to_string(d.join("a.txt")).unwrap();
+    assert_eq!(values.lines().count(), 2);
+    assert!(out.contains(&values), "the file holds the printed lines");
+
+    // The same run, cut off by kill -9 in the middle of writing iteration 3 and resumed on
+    // one thread, ends with the same file.
+    let torn = format!(
+        "{}\n{}\n{}\n{}\n3,12,75.0",
+        lines[0], lines[1], lines[2], lines[3]
+    );
+    std::fs::write(d.join("b.csv"), torn).unwrap();
+    let resumed = ok(&spar(
+        &with(&["--concurrency", "1", "--csv", "b.csv", "--resume"]),
+        d,
+    ));
+    assert_eq!(std::fs::read_to_string(d.join("b.csv")).unwrap(), a);
+    assert!(resumed.contains("SPSA: 4/4 iterations, 16 games (8 this session"));
+
+    // Without --resume an existing trajectory is never overwritten.
+    usage_error(
+        &spar(&with(&["--csv", "a.csv"]), d),
+        "add --resume to continue",
+    );
+
+    // The values load into a builtin engine.
+    ok(&spar(
+        &[
+            "match",
+            "--engine",
+            "name=tuned",
+            "params=a.txt",
+            "--engine",
+            "name=base",
+            "--each",
+            "nodes=200",
+            "--games",
+            "2",
+            "--quiet",
+        ],
+        d,
+    ));
+
+    // The plot.
+    let plotted = ok(&spar(&["tune", "--plot", "a.csv"], d));
+    assert!(plotted.contains("a.svg"));
+    let svg = std::fs::read_to_string(d.join("a.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.matches("<polyline").count() == 2);
+    usage_error(
+        &spar(&["tune", "--plot", "a.txt"], d),
+        "not a spar tune trajectory",
+    );
+}
+
+#[test]
+fn parameter_files_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("spsa.txt"),
+        "# OpenBench and fishtest lines\nrfp_margin, int, 80, 20, 200, 6, 0.002\nfutility_base, 80, 0, 300, 8, 0.002\n",
+    )
+    .unwrap();
+    let out = ok(&spar(
+        &[
+            "tune",
+            "--params",
+            "spsa.txt",
+            "--each",
+            "nodes=200",
+            "--iterations",
+            "1",
+            "--pairs-per-iteration",
+            "1",
+            "--quiet",
+        ],
+        d,
+    ));
+    assert!(out.contains("futility_base, "), "{out}");
+    std::fs::write(
+        d.join("bad.txt"),
+        "rfp_margin, int, 80, 20, 200, 6, 0.002\nlmr_base, int, 75, 0, 200\n",
+    )
+    .unwrap();
+    let base = ["tune", "--each", "nodes=200", "--iterations", "1"];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        spar(&args, d)
+    };
+    usage_error(
+        &run(&["--params", "bad.txt"]),
+        "bad.txt:2: expected 'name, int",
+    );
+    usage_error(&run(&["--params", "missing.txt"]), "cannot read --params");
+    usage_error(&run(&[]), "nothing to tune");
+    usage_error(
+        &run(&["--param", "no_such"]),
+        "--param no_such: unknown parameter",
+    );
+    usage_error(
+        &run(&["--param", "rfp_margin", "--param", "rfp_margin"]),
+        "already listed",
+    );
+    usage_error(
+        &spar(&["tune", "--param", "rfp_margin", "--iterations", "1"], d),
+        "no limit",
+    );
+    usage_error(
+        &run(&["--param", "rfp_margin", "--pairs-per-iteration", "0"]),
+        "--pairs-per-iteration must be at least 1",
+    );
+    usage_error(
+        &run(&["--param", "rfp_margin", "--each", "cmd=/bin/true"]),
+        "builtin engine",
+    );
+}
+
+#[test]
+fn ctrl_c_stops_with_a_resumable_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let child = Command::new(env!("CARGO_BIN_EXE_spar"))
+        .args([
+            "tune",
+            "--param",
+            "rfp_margin",
+            "--each",
+            "nodes=500",
+            "--iterations",
+            "100000",
+            "--pairs-per-iteration",
+            "1",
+            "--concurrency",
+            "1",
+            "--csv",
+            "run.csv",
+            "--quiet",
+        ])
+        .current_dir(d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::fs::read_to_string(d.join("run.csv")).map_or(0, |t| t.lines().count()) < 3 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("--resume"), "{err}");
+    assert!(text(&out.stdout).contains("rfp_margin, "));
+    // Every row on disk is whole.
+    ok(&spar(&["tune", "--plot", "run.csv"], d));
+}
+
+/// Positions from random games, labelled with a noisy result that follows the material.
+fn write_positions(path: &Path, n: usize) {
+    let mut rng = SplitMix64::new(7);
+    let mut lines = String::new();
+    let mut count = 0;
+    while count < n {
+        let mut pos = Position::startpos();
+        for _ in 0..(8 + rng.below(60)) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos = pos.play(moves[rng.below(moves.len())]);
+        }
+        let material = |c| -> i32 {
+            use engine::types::PieceType::*;
+            [(Pawn, 1), (Knight, 3), (Bishop, 3), (Rook, 5), (Queen, 9)]
+                .iter()
+                .map(|&(p, v)| pos.colored(c, p).count() as i32 * v)
+                .sum()
+        };
+        let diff = material(engine::types::Color::White) - material(engine::types::Color::Black);
+        let r = diff + rng.below(5) as i32 - 2;
+        let result = match r.signum() {
+            1 => "1.0",
+            0 => "0.5",
+            _ => "0.0",
+        };
+        lines.push_str(&format!("{} | {} | {result}\n", pos.to_fen(), diff * 100));
+        count += 1;
+    }
+    std::fs::write(path, lines).unwrap();
+}
+
+#[test]
+fn texel_run_writes_weights_a_match_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_positions(&d.join("pos.txt"), 1500);
+    let out = ok(&spar(
+        &[
+            "texel",
+            "--data",
+            "pos.txt",
+            "--epochs",
+            "4",
+            "--batch-size",
+            "256",
+            "--out",
+            "w.txt",
+        ],
+        d,
+    ));
+    assert!(out.contains("Positions: 1500"), "{out}");
+    let epochs: Vec<f64> = out
+        .lines()
+        .filter(|l| l.starts_with("Epoch "))
+        .map(|l| {
+            let e = l.split("Error = ").nth(1).unwrap();
+            e.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_eq!(epochs.len(), 4, "{out}");
+    assert!(out.contains("Epoch 1  Error = ") && out.contains("  Rate = "));
+    assert!(epochs[3] < epochs[0], "{epochs:?}");
+    let weights = std::fs::read_to_string(d.join("w.txt")).unwrap();
+    assert!(weights.lines().count() > 500);
+    assert!(weights.contains("material_mg_1, "));
+    let rust = std::fs::read_to_string(d.join("w.rs")).unwrap();
+    assert!(rust.contains("crate::tunable!(\n    pub MATERIAL_MG = eval \"material_mg\": ["));
+    ok(&spar(
+        &[
+            "match",
+            "--engine",
+            "name=tuned",
+            "params=w.txt",
+            "--engine",
+            "name=base",
+            "--each",
+            "nodes=200",
+            "--games",
+            "2",
+            "--quiet",
+        ],
+        d,
+    ));
+
+    std::fs::write(
+        d.join("bad.txt"),
+        "4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0 | 0.5\nnot a fen | 0 | 1.0\n",
+    )
+    .unwrap();
+    usage_error(
+        &spar(&["texel", "--data", "bad.txt", "--out", "x.txt"], d),
+        "bad.txt:2: bad FEN",
+    );
+    usage_error(
+        &spar(&["texel", "--data", "none.txt", "--out", "x.txt"], d),
+        "cannot read --data none.txt",
+    );
+    std::fs::write(d.join("empty.txt"), "# nothing\n").unwrap();
+    usage_error(
+        &spar(&["texel", "--data", "empty.txt", "--out", "x.txt"], d),
+        "no positions",
+    );
+    usage_error(
+        &spar(
+            &["texel", "--data", "pos.txt", "--out", "x.txt", "--lr", "0"],
+            d,
+        ),
+        "--lr 0",
+    );
+    assert!(!d.join("x.txt").exists());
+}
