@@ -356,3 +356,63 @@ fn match_dumps_its_games_and_resumes_with_them() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--dump-positions"));
 }
+
+#[test]
+fn ctrl_c_keeps_complete_games_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.vf");
+    let child = spar()
+        .args([
+            "datagen",
+            "--out",
+            p(&out),
+            "--games",
+            "1000",
+            "--nodes",
+            "400",
+            "--quiet",
+            "--format",
+            "text",
+            "--concurrency",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let index = dir.path().join("c.vf.idx");
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&index).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "datagen wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    let summary = text(&o.stdout);
+    assert!(summary.contains("Interrupted after"), "{summary}");
+    // Every line of the text file belongs to a game in the index.
+    let index = std::fs::read_to_string(&index).unwrap();
+    let last: Vec<u64> = index
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let file = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(file.len() as u64, last[0]);
+    assert_eq!(file.lines().count() as u64, last[1]);
+    let games = index.lines().count();
+    assert!(
+        summary.contains(&format!("Interrupted after {games} complete games")),
+        "{summary}"
+    );
+}

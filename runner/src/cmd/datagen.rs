@@ -348,13 +348,14 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
             let mut expected = first_game;
             let mut stopped = false;
             loop {
-                let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+                let msg = rx.recv_timeout(Duration::from_millis(100));
+                if abort.load(Ordering::Relaxed) && !stopped {
+                    stopped = true;
+                    halt();
+                }
+                let msg = match msg {
                     Ok(m) => m,
                     Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if abort.load(Ordering::Relaxed) && !stopped {
-                            stopped = true;
-                            halt();
-                        }
                         display.tick(&counts);
                         continue;
                     }
