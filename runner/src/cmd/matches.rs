@@ -11,7 +11,7 @@ use sprt::{Decision, Model, Sample, Sprt};
 use crate::cmd::stats::{self, Request};
 use crate::error::{CliError, CliResult};
 use crate::play::adjudication::{Adjudication, Draw, Resign};
-use crate::play::build::ensure_built;
+use crate::play::build;
 use crate::play::dump::PositionDump;
 use crate::play::game::Termination;
 use crate::play::output::{MatchFiles, OpeningBook};
@@ -291,16 +291,10 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     let quiet = args.quiet;
 
     // Build variants compile spar first; from then on they are external UCI engines.
-    for v in plan.variants.iter_mut() {
-        if let Source::Build { git, features } = &v.source {
-            let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
-            let binary = ensure_built(git.as_deref(), features, &repo, quiet)
-                .map_err(|e| CliError::usage(format!("engine '{}': {e}", v.name)))?;
-            v.source = Source::Uci {
-                cmd: binary.to_string_lossy().into_owned(),
-                args: vec!["uci".to_string()],
-                dir: None,
-            };
+    if plan.variants.iter().any(|v| matches!(v.source, Source::Build { .. })) {
+        let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
+        for v in plan.variants.iter_mut() {
+            *v = build::resolve(v, &repo, quiet).map_err(CliError::usage)?;
         }
     }
 

@@ -76,7 +76,6 @@ pub fn features_key(features: &[String]) -> String {
 
 /// Turns a build variant into an external UCI variant running the built binary
 /// (`cmd=<binary> args=uci`), building it first if needed. Other variants are returned as they are.
-#[allow(dead_code)] // the match runner may use this instead of its own loop
 pub fn resolve(variant: &Variant, repo_root: &Path, quiet: bool) -> Result<Variant, String> {
     let Source::Build { git, features } = &variant.source else {
         return Ok(variant.clone());
