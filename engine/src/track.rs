@@ -38,7 +38,7 @@
 //! (`[64, 80)`, `[80, 96)`, `[96, 112)`, `[112, 128)`, `[128, 160)`, …), up to `i64::MAX`.
 //! Negative values mirror the positive side. See [`bucket_of`] and [`bucket_range`].
 
-use std::cell::RefCell;
+use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -101,12 +101,23 @@ pub fn pass<T>(value: T) -> T {
 pub trait Trackable {
     /// The recorded value.
     fn track_value(&self) -> i64;
+
+    /// Records the value at `site` in this thread's table.
+    #[inline(always)]
+    fn record_at(&self, site: &'static Site) {
+        record(site, self.track_value());
+    }
 }
 
 impl Trackable for bool {
     #[inline(always)]
     fn track_value(&self) -> i64 {
         *self as i64
+    }
+
+    #[inline(always)]
+    fn record_at(&self, site: &'static Site) {
+        record_flag(site, *self);
     }
 }
 
@@ -138,6 +149,11 @@ impl<T: Trackable + ?Sized> Trackable for &T {
     #[inline(always)]
     fn track_value(&self) -> i64 {
         (**self).track_value()
+    }
+
+    #[inline(always)]
+    fn record_at(&self, site: &'static Site) {
+        (**self).record_at(site);
     }
 }
 
@@ -190,7 +206,7 @@ macro_rules! __track_site {
             line: line!(),
         };
         let value = $e;
-        $crate::track::record(&SITE, $crate::track::Trackable::track_value(&value));
+        $crate::track::Trackable::record_at(&value, &SITE);
         value
     }};
 }
@@ -364,14 +380,35 @@ impl Accumulator {
     /// Adds one record.
     #[inline(always)]
     pub fn add(&mut self, x: i64) {
+        // Wrapping arithmetic: no overflow checks in the hot path (a u64 count cannot
+        // overflow in practice; the 128-bit sums cannot for |x| < 2^32 and < 2^64 records).
         let a = x.unsigned_abs();
-        self.count += 1;
-        self.sum += x as i128;
-        self.sum_abs += a as u128;
+        self.count = self.count.wrapping_add(1);
+        self.sum = self.sum.wrapping_add(x as i128);
+        self.sum_abs = self.sum_abs.wrapping_add(a as u128);
         self.sum_sq = self.sum_sq.wrapping_add(a as u128 * a as u128);
         self.min = self.min.min(x);
         self.max = self.max.max(x);
-        self.buckets[bucket_of(x)] += 1;
+        let b = &mut self.buckets[bucket_of(x)];
+        *b = b.wrapping_add(1);
+    }
+
+    /// Adds `zeros` records of 0 and `ones` records of 1 (how `bool` sites are recorded).
+    pub fn add_flags(&mut self, zeros: u64, ones: u64) {
+        if zeros > 0 {
+            self.min = self.min.min(0);
+            self.max = self.max.max(0);
+        }
+        if ones > 0 {
+            self.min = self.min.min(1);
+            self.max = self.max.max(1);
+        }
+        self.count += zeros + ones;
+        self.sum += ones as i128;
+        self.sum_abs += ones as u128;
+        self.sum_sq += ones as u128;
+        self.buckets[ZERO_BUCKET] += zeros;
+        self.buckets[ZERO_BUCKET + 1] += ones;
     }
 
     /// Adds every record of `other` (exact: the result is what recording both streams into
@@ -572,35 +609,58 @@ impl VariantTotals {
     }
 }
 
+/// A site's records in a thread's table: `bool` records are only counted (two counters),
+/// the rest go into a full accumulator.
+#[derive(Clone)]
+struct LocalSite {
+    acc: Accumulator,
+    flags: [u64; 2],
+}
+
 struct Local {
     variant: usize,
-    accs: Vec<Accumulator>,
-    dirty: bool,
+    sites: Vec<LocalSite>,
 }
 
 impl Local {
     #[cold]
     #[inline(never)]
-    fn grow(&mut self) {
-        self.accs.resize_with(TRACK_SITES.len(), Accumulator::new);
+    fn grow(&mut self) -> &mut [LocalSite] {
+        let empty = LocalSite {
+            acc: Accumulator::new(),
+            flags: [0; 2],
+        };
+        self.sites.resize(TRACK_SITES.len(), empty);
+        &mut self.sites
+    }
+
+    #[inline(always)]
+    fn site(&mut self, index: usize) -> &mut LocalSite {
+        if index < self.sites.len() {
+            &mut self.sites[index]
+        } else {
+            &mut self.grow()[index]
+        }
     }
 
     /// Moves the records into the registry under the current variant.
     fn flush(&mut self, mut part: Option<&mut GamePart>) {
-        if !self.dirty {
+        let dirty = |s: &LocalSite| s.acc.count > 0 || s.flags != [0, 0];
+        if !self.sites.iter().any(dirty) {
             return;
         }
-        self.dirty = false;
         let mut registry = lock_registry();
         let totals = registry.entry(self.variant).or_default();
         totals.grow();
-        for (i, acc) in self.accs.iter_mut().enumerate() {
-            if acc.count > 0 {
-                totals.sites[i].merge(acc);
+        for (i, s) in self.sites.iter_mut().enumerate() {
+            if dirty(s) {
+                s.acc.add_flags(s.flags[0], s.flags[1]);
+                totals.sites[i].merge(&s.acc);
                 if let Some(p) = part.as_deref_mut() {
-                    p.add(i, acc);
+                    p.add(i, &s.acc);
                 }
-                acc.clear();
+                s.acc.clear();
+                s.flags = [0, 0];
             }
         }
     }
@@ -613,9 +673,21 @@ impl Drop for Local {
 }
 
 thread_local! {
-    static LOCAL: RefCell<Local> = const {
-        RefCell::new(Local { variant: 0, accs: Vec::new(), dirty: false })
+    static LOCAL: UnsafeCell<Local> = const {
+        UnsafeCell::new(Local { variant: 0, sites: Vec::new() })
     };
+}
+
+/// Runs `f` on this thread's table.
+#[inline(always)]
+fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
+    LOCAL.with(|local| {
+        // SAFETY: the table belongs to this thread alone, and no function passed here
+        // calls `with_local` again (recording and flushing do not re-enter), so this is
+        // the only live reference. A `RefCell` costs a borrow-flag check per record:
+        // measurable on the bench (see docs/report.md).
+        f(unsafe { &mut *local.get() })
+    })
 }
 
 static REGISTRY: Mutex<BTreeMap<usize, VariantTotals>> = Mutex::new(BTreeMap::new());
@@ -625,24 +697,23 @@ fn lock_registry() -> std::sync::MutexGuard<'static, BTreeMap<usize, VariantTota
 }
 
 /// Records `value` at `site` in this thread's table (called by `track!`).
-#[inline]
+#[inline(always)]
 pub fn record(site: &'static Site, value: i64) {
     let index = site.index();
-    LOCAL.with(|local| {
-        let mut local = local.borrow_mut();
-        if index >= local.accs.len() {
-            local.grow();
-        }
-        local.dirty = true;
-        local.accs[index].add(value);
-    });
+    with_local(|local| local.site(index).acc.add(value));
+}
+
+/// Records a `bool` at `site` (called by `track!`): one counter increment.
+#[inline(always)]
+pub fn record_flag(site: &'static Site, flag: bool) {
+    let index = site.index();
+    with_local(|local| local.site(index).flags[flag as usize] += 1);
 }
 
 /// Makes `variant` the owner of this thread's next records (the runner sets it before a
 /// variant searches). Records made so far go to the previous variant first.
 pub fn set_variant(variant: usize) {
-    LOCAL.with(|local| {
-        let mut local = local.borrow_mut();
+    with_local(|local| {
         if local.variant != variant {
             local.flush(None);
             local.variant = variant;
@@ -652,19 +723,19 @@ pub fn set_variant(variant: usize) {
 
 /// The variant this thread records for (0 unless set).
 pub fn current_variant() -> usize {
-    LOCAL.with(|local| local.borrow().variant)
+    with_local(|local| local.variant)
 }
 
 /// Moves this thread's records into the registry. Threads also do this when they end.
 pub fn flush() {
-    LOCAL.with(|local| local.borrow_mut().flush(None));
+    with_local(|local| local.flush(None));
 }
 
 /// Like [`flush`], and adds what was moved to `part` (one player's share of the game
 /// being played).
 pub fn flush_counted(part: &mut GamePart) {
     part.moves += 1;
-    LOCAL.with(|local| local.borrow_mut().flush(Some(part)));
+    with_local(|local| local.flush(Some(part)));
 }
 
 /// Registers a finished game of `variant` with the per-site counts and sums collected in
@@ -695,10 +766,11 @@ pub fn snapshot() -> BTreeMap<usize, VariantTotals> {
 
 /// Empties the registry (this thread's unflushed records too).
 pub fn reset() {
-    LOCAL.with(|local| {
-        let mut local = local.borrow_mut();
-        local.accs.iter_mut().for_each(Accumulator::clear);
-        local.dirty = false;
+    with_local(|local| {
+        for s in &mut local.sites {
+            s.acc.clear();
+            s.flags = [0, 0];
+        }
     });
     lock_registry().clear();
 }
