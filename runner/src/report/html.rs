@@ -53,7 +53,7 @@ fn test_cells(t: Option<Test>, diff_text: String) -> String {
 }
 
 /// An SVG histogram of one site, variants overlaid (fractions of each variant's records).
-fn svg(sites: &[Option<&SiteStats>]) -> String {
+fn svg(sites: &[Option<&SiteStats>], names: &[&str]) -> String {
     let (scale, bins, fractions) = histograms(sites);
     let (w, h, left, bottom, top_pad) = (760.0, 220.0, 52.0, 64.0, 12.0);
     let plot_w = w - left - 12.0;
@@ -92,13 +92,16 @@ fn svg(sites: &[Option<&SiteStats>]) -> String {
             }
             let bh = (plot_h * frac / top).max(1.0);
             let x = left + i as f64 * bw;
+            // The first variant filled, the others as outlines over it.
+            let (fill, stroke) = if vi == 0 { (0.55, 0.8) } else { (0.12, 2.0) };
             let _ = write!(
                 s,
-                "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{bh:.2}\" fill=\"{colour}\" fill-opacity=\"0.55\" \
-                 stroke=\"{colour}\" stroke-width=\"0.8\"><title>{}: {:.2}%</title></rect>",
+                "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{bh:.2}\" fill=\"{colour}\" fill-opacity=\"{fill}\" \
+                 stroke=\"{colour}\" stroke-width=\"{stroke}\"><title>{} {}: {:.2}%</title></rect>",
                 x + 0.5,
                 top_pad + plot_h - bh,
                 (bw - 1.0).max(0.5),
+                escape(&names[vi]),
                 escape(&bins[i].label()),
                 100.0 * frac
             );
@@ -138,7 +141,8 @@ th, td { padding: 2px 8px; border-bottom: 1px solid #e4e4e4; }
 th { background: #f4f4f4; text-align: left; }
 #summary th { cursor: pointer; user-select: none; }
 #summary th:hover { background: #e6eef8; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { white-space: nowrap; }
 td.site { font-family: ui-monospace, monospace; }
 .sw { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; margin-right: 4px; }
 section { border-top: 1px solid #ddd; padding: 12px 0; }
@@ -273,6 +277,7 @@ pub fn render(variants: &[VariantStats], title: &str) -> String {
     }
     s.push_str("</tbody></table>\n<h2>Sites</h2>\n");
 
+    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
     for label in &labels {
         let sites: Vec<Option<&SiteStats>> = variants.iter().map(|v| v.site(label)).collect();
         let location = sites
@@ -287,7 +292,7 @@ pub fn render(variants: &[VariantStats], title: &str) -> String {
             anchor(label),
             escape(label),
             escape(location),
-            svg(&sites)
+            svg(&sites, &names)
         );
     }
     let _ = write!(s, "<script>{SCRIPT}</script>\n</body></html>\n");

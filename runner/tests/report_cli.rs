@@ -1,0 +1,336 @@
+//! `spar report` through the binary: saved runs re-rendered and compared, the files of a
+//! short self-play run, TrackFile dumps of `spar uci` and external engines, and one-line
+//! errors with exit code 2.
+//!
+//! The playing tests need a spar built with the `track` feature:
+//! `cargo test --profile ci -p runner --features track --test report_cli`. In the default
+//! build they check the other side: builtin engines are refused with `--no-build`, and
+//! external engines without the feature produce an empty, clearly labelled report.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+const TRACK: bool = cfg!(feature = "track");
+
+fn spar(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spar"))
+        .args(args)
+        .output()
+        .expect("spar runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A statistics file with one variant and two sites (a flag and a wide-ranged value).
+fn fixture(name: &str, fired: u64, shift: i64) -> Value {
+    json!({
+        "format": "spar-track-stats",
+        "version": 1,
+        "variants": [{
+            "name": name,
+            "games": 4,
+            "sites": [
+                {
+                    "site": "rfp", "location": "engine/src/search/alphabeta.rs:469",
+                    "count": 100, "mean": fired as f64 / 100.0, "mean_abs": fired as f64 / 100.0,
+                    "stddev": 0.5, "min": 0, "max": 1,
+                    "exact": {"sum": fired.to_string(), "sum_abs": fired.to_string(), "sum_sq": fired.to_string()},
+                    "per_game": {"n": 100.0, "n2": 2600.0, "s": fired as f64, "s2": (fired * fired / 4) as f64, "ns": (25 * fired) as f64},
+                    "buckets": [{"lo": 0, "hi": 0, "count": 100 - fired}, {"lo": 1, "hi": 1, "count": fired}]
+                },
+                {
+                    "site": "rfp/margin", "location": "engine/src/search/alphabeta.rs:473",
+                    "count": 3, "mean": (100 + shift) as f64, "mean_abs": (100 + shift) as f64,
+                    "stddev": 40.0, "min": 3, "max": 200 + shift,
+                    "buckets": [
+                        {"lo": 3, "hi": 3, "count": 1},
+                        {"lo": 64, "hi": 79, "count": 1},
+                        {"lo": 128, "hi": 159, "count": 1}
+                    ]
+                }
+            ]
+        }]
+    })
+}
+
+#[test]
+fn saved_runs_are_rendered_compared_and_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("base.json");
+    let b = dir.path().join("dev.json");
+    std::fs::write(&a, fixture("uci", 30, 0).to_string()).unwrap();
+    std::fs::write(&b, fixture("uci", 60, 10).to_string()).unwrap();
+    let out = dir.path().join("cmp");
+    let o = spar(&[
+        "report",
+        "--from",
+        path(&a),
+        "--from",
+        path(&b),
+        "--out",
+        path(&out),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Same variant name in both files: the second is told apart by its file name.
+    assert!(
+        stdout.contains("2 sites; uci (4 games) vs uci (dev) (4 games)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rfp    engine/src/search/alphabeta.rs:469"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Δ uci (dev) − uci: N/game"), "{stdout}");
+    // 30 % vs 60 % with 4 games: the μ difference is flagged.
+    let rfp_delta = stdout
+        .lines()
+        .find(|l| l.starts_with("  Δ"))
+        .unwrap()
+        .to_string();
+    assert!(
+        rfp_delta.contains("μ +0.300") && rfp_delta.contains('*'),
+        "{rfp_delta}"
+    );
+
+    let csv = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "variant,site,count,mean,mean_abs,stddev,min,max,0,1,3,64..79,128..159"
+    );
+    assert_eq!(
+        lines.next().unwrap(),
+        "uci,rfp,100,0.3,0.3,0.5,0,1,70,30,0,0,0"
+    );
+    assert_eq!(csv.lines().count(), 5);
+
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(json["variants"][1]["name"], "uci (dev)");
+    assert_eq!(json["variants"][1]["sites"][0]["exact"]["sum"], "60");
+
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("id=\"summary\""));
+
+    // The written files read back (JSON and CSV) and render the same blocks.
+    for file in ["stats.json", "stats.csv"] {
+        let o = spar(&["report", "--from", path(&out.join(file))]);
+        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("rfp/margin"), "{file}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"not\": \"stats\"}").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["report", "--from", "/nonexistent/stats.json"],
+            "cannot read",
+        ),
+        (
+            vec!["report", "--from", path(&junk)],
+            "not a spar statistics file",
+        ),
+        (
+            vec![
+                "report",
+                "--engine",
+                "nodes=10",
+                "--games",
+                "3",
+                "--no-build",
+            ],
+            "--games 3",
+        ),
+        (
+            vec![
+                "report", "--engine", "nodes=10", "--engine", "nodes=10", "--engine", "nodes=10",
+            ],
+            "one or two --engine",
+        ),
+        (
+            vec!["report", "--engine", "frobnicate=1", "--each", "nodes=10"],
+            "unknown engine key",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = spar(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // Neither --engine nor --from: clap's usage error.
+    assert_eq!(spar(&["report"]).status.code(), Some(2));
+}
+
+fn sites_of(json: &Value, variant: usize) -> Vec<String> {
+    json["variants"][variant]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["site"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_short_run_writes_the_report_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path, concurrency: &str| {
+        spar(&[
+            "report",
+            "--engine",
+            "name=dev",
+            "option.rfp_margin=40",
+            "--engine",
+            "name=base",
+            "--each",
+            "nodes=400",
+            "--games",
+            "4",
+            "--concurrency",
+            concurrency,
+            "--quiet",
+            "--no-build",
+            "--out",
+            path(out),
+        ])
+    };
+    let out = dir.path().join("rep");
+    let o = run(&out, "2");
+    if !TRACK {
+        assert_eq!(o.status.code(), Some(2));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("built without the `track` feature") && err.contains("--features track"),
+            "{err}"
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(
+        stdout.contains("dev (4 games) vs base (4 games)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Δ base − dev"), "{stdout}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    let sites = sites_of(&json, 0);
+    for s in [
+        "rfp",
+        "tt/hit",
+        "eval/static",
+        "lmr/reduction",
+        "search/depth",
+    ] {
+        assert!(sites.iter().any(|x| x == s), "{s} missing from {sites:?}");
+    }
+    assert!(sites.len() >= 12, "{sites:?}");
+    assert!(std::fs::read_to_string(out.join("report.html"))
+        .unwrap()
+        .contains("<svg"));
+    // Deterministic under a node limit, at any concurrency.
+    let again = dir.path().join("again");
+    assert!(run(&again, "1").status.success());
+    assert_eq!(
+        std::fs::read_to_string(out.join("stats.json")).unwrap(),
+        std::fs::read_to_string(again.join("stats.json")).unwrap()
+    );
+}
+
+#[test]
+fn uci_sessions_dump_their_statistics_on_quit() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dump.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spar"))
+        .arg("uci")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = format!(
+        "uci\nsetoption name TrackFile value {}\nposition startpos moves e2e4\ngo depth 5\n",
+        dump.display()
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(script.as_bytes()).unwrap();
+    // Let the search finish before quitting (quit would stop it).
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("bestmove");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    });
+    let lines = reader.join().unwrap();
+    assert!(lines.iter().any(|l| l.starts_with("bestmove")));
+    stdin.write_all(b"quit\n").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(json["variants"][0]["name"], "uci");
+    let sites = sites_of(&json, 0);
+    if TRACK {
+        assert!(sites.iter().any(|s| s == "tt/hit"), "{sites:?}");
+        let o = spar(&["report", "--from", path(&dump)]);
+        assert!(o.status.success());
+        assert!(text(&o.stdout).contains("tt/hit"));
+    } else {
+        assert!(sites.is_empty(), "{sites:?}");
+    }
+}
+
+#[test]
+fn external_engines_report_through_trackfile() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ext");
+    let o = spar(&[
+        "report",
+        "--engine",
+        &format!("cmd={}", env!("CARGO_BIN_EXE_spar")),
+        "args=uci",
+        "name=ext",
+        "--each",
+        "nodes=300",
+        "--games",
+        "2",
+        "--quiet",
+        "--out",
+        path(&out),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(json["variants"][0]["name"], "ext");
+    // One engine playing itself: both seats of each game count.
+    assert_eq!(json["variants"][0]["games"], 4);
+    if TRACK {
+        assert!(sites_of(&json, 0).iter().any(|s| s == "rfp"));
+    } else {
+        assert!(text(&o.stderr).contains("recorded no track! site"));
+        assert!(text(&o.stdout).contains("no site recorded anything"));
+    }
+}
