@@ -273,16 +273,16 @@ fn resume_can_cut_back_to_a_match_record() {
     let path = dir.path().join("dump.vf");
     write_all(&path, Format::Both, &games);
     let (w, resumed) =
-        TrainingWriter::open(&path, Format::Both, TextFilter::default(), true, Some(2)).unwrap();
-    assert_eq!((resumed.games, w.games()), (2, 2));
+        TrainingWriter::open(&path, Format::Both, TextFilter::default(), true, Some(3)).unwrap();
+    assert_eq!((resumed.games, w.games()), (3, 3));
     drop(w);
     let read: Vec<_> = viriformat::read_games(&path)
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(read, games[..2]);
+    assert_eq!(read, games[..3]);
     let index = std::fs::read_to_string(dir.path().join("dump.vf.txt.idx")).unwrap();
-    assert_eq!(index.lines().count(), 2);
+    assert_eq!(index.lines().count(), 3);
 
     // Killed while writing game 3's text: the viriformat file holds it, the text file half
     // of it, the index only half its line. Both files go back to 2 games.
@@ -358,4 +358,39 @@ fn inspect_counts_and_validates() {
     let t = inspect(&text_path, FileKind::Text, 0).unwrap();
     let err = t.error.unwrap();
     assert_eq!(err.line, Some(t.positions + 1));
+}
+
+#[test]
+fn resume_refuses_files_that_do_not_belong_together() {
+    let games = random_games(5, 9);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.vf");
+    write_all(&path, Format::Viriformat, &games);
+    let before = std::fs::read(&path).unwrap();
+    // Resumed as `both`: the text file is missing, so all 5 games would have to go.
+    let err = TrainingWriter::open(&path, Format::Both, TextFilter::default(), true, None)
+        .err()
+        .unwrap();
+    assert!(err.contains("would delete games"), "{err}");
+    // A match whose results file holds fewer pairs than the dump by more than one pair.
+    let err = TrainingWriter::open(
+        &path,
+        Format::Viriformat,
+        TextFilter::default(),
+        true,
+        Some(2),
+    )
+    .err()
+    .unwrap();
+    assert!(err.contains("holds 5 complete games"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was cut");
+    let (w, _) = TrainingWriter::open(
+        &path,
+        Format::Viriformat,
+        TextFilter::default(),
+        true,
+        Some(3),
+    )
+    .unwrap();
+    assert_eq!(w.games(), 3);
 }

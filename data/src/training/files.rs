@@ -97,6 +97,10 @@ pub struct Resumed {
     pub dropped_bytes: u64,
 }
 
+/// Resuming drops at most this many complete games from a file (a match writes its dump a
+/// pair ahead of its results); more is refused as a mismatch.
+pub const MAX_DROPPED_GAMES: u64 = 2;
+
 /// Appends games to a run's files.
 pub struct TrainingWriter {
     viriformat: Option<File>,
@@ -273,7 +277,8 @@ impl TrainingWriter {
     /// Without `resume`, existing non-empty files are an error (nothing is overwritten).
     /// With `resume`, the complete games already there are kept and partial ones cut off;
     /// `keep_games` (a match's resumed game count) cuts the files back further to exactly
-    /// that many games when they hold more.
+    /// that many games when they hold more. Files that disagree by more than
+    /// [`MAX_DROPPED_GAMES`] games are an error, never cut.
     pub fn open(
         path: &Path,
         format: Format,
@@ -310,6 +315,21 @@ impl TrainingWriter {
         }
         if let Some(k) = keep_games {
             games = games.min(k);
+        }
+        // A crash leaves the files at most a game or two apart (a match writes pairs); more
+        // means they do not belong together, and cutting them back would delete games.
+        for (p, s) in [(&paths.viriformat, &vf_scan), (&paths.text, &text_scan)] {
+            if let (Some(p), Some(s)) = (p, s) {
+                let held = s.ends.len() as u64;
+                if held > games + MAX_DROPPED_GAMES {
+                    return Err(format!(
+                        "{} holds {held} complete games, but the run's other record holds only {games}: \
+                         resuming would delete games. Resume with the same --format and files \
+                         as the first run, or choose another file",
+                        p.display()
+                    ));
+                }
+            }
         }
         let mut resumed = Resumed {
             games,
