@@ -101,7 +101,7 @@ fn svg(sites: &[Option<&SiteStats>], names: &[&str]) -> String {
                 x + 0.5,
                 top_pad + plot_h - bh,
                 (bw - 1.0).max(0.5),
-                escape(&names[vi]),
+                escape(names[vi]),
                 escape(&bins[i].label()),
                 100.0 * frac
             );
