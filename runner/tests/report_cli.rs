@@ -165,6 +165,10 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["report", "--engine", "frobnicate=1", "--each", "nodes=10"],
             "unknown engine key",
         ),
+        (
+            vec!["report", "--from", path(&junk), "--out", path(&junk)],
+            "cannot create the directory",
+        ),
     ];
     for (args, needle) in cases {
         let o = spar(&args);

@@ -95,6 +95,15 @@ pub fn group_engine_words(args: &mut ReportArgs, matches: &clap::ArgMatches) {
 
 /// Runs `spar report`.
 pub fn run(args: ReportArgs) -> CliResult {
+    // An output directory that cannot be made is found out before any game is played.
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::usage(format!(
+                "--out {}: cannot create the directory: {e} (give a writable directory)",
+                dir.display()
+            ))
+        })?;
+    }
     if !args.from.is_empty() {
         return from_files(&args);
     }
