@@ -38,7 +38,7 @@
 //! (`[64, 80)`, `[80, 96)`, `[96, 112)`, `[112, 128)`, `[128, 160)`, …), up to `i64::MAX`.
 //! Negative values mirror the positive side. See [`bucket_of`] and [`bucket_range`].
 
-use std::cell::UnsafeCell;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -673,21 +673,17 @@ impl Drop for Local {
 }
 
 thread_local! {
-    static LOCAL: UnsafeCell<Local> = const {
-        UnsafeCell::new(Local { variant: 0, sites: Vec::new() })
+    static LOCAL: RefCell<Local> = const {
+        RefCell::new(Local { variant: 0, sites: Vec::new() })
     };
 }
 
 /// Runs `f` on this thread's table.
 #[inline(always)]
 fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
-    LOCAL.with(|local| {
-        // SAFETY: the table belongs to this thread alone, and no function passed here
-        // calls `with_local` again (recording and flushing do not re-enter), so this is
-        // the only live reference. A `RefCell` costs a borrow-flag check per record:
-        // measurable on the bench (see docs/report.md).
-        f(unsafe { &mut *local.get() })
-    })
+    // A `RefCell`, not an `UnsafeCell`: its borrow-flag check per record was within the
+    // noise of `spar bench` (see docs/report.md). Nothing passed here re-enters.
+    LOCAL.with(|local| f(&mut local.borrow_mut()))
 }
 
 static REGISTRY: Mutex<BTreeMap<usize, VariantTotals>> = Mutex::new(BTreeMap::new());
