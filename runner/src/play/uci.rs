@@ -1084,7 +1084,7 @@ exit 0
         let took = t.elapsed();
         assert!(matches!(err, PlayerError::Stalled(_)), "{err:?}");
         assert!(
-            took >= Duration::from_millis(300) && took < Duration::from_millis(1500),
+            took >= Duration::from_millis(300) && took < Duration::from_millis(5000),
             "{took:?}"
         );
         assert!(!pid_alive(pid), "the stalled engine is killed and reaped");
