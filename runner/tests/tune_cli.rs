@@ -335,6 +335,43 @@ fn texel_run_writes_weights_a_match_loads() {
         d,
     ));
 
+    // A held-out set: its error per epoch, and the best epoch's weights are kept.
+    let out = ok(&spar(
+        &[
+            "texel",
+            "--data",
+            "pos.txt",
+            "--epochs",
+            "3",
+            "--validation",
+            "0.2",
+            "--out",
+            "v.txt",
+        ],
+        d,
+    ));
+    assert!(out.contains("Positions: 1200 (+300 held out)"), "{out}");
+    assert!(
+        out.contains("Epoch 3  Error = ") && out.contains("  Validation = "),
+        "{out}"
+    );
+    assert!(out.contains("Keeping the weights of epoch "), "{out}");
+    usage_error(
+        &spar(
+            &[
+                "texel",
+                "--data",
+                "pos.txt",
+                "--out",
+                "x.txt",
+                "--validation",
+                "1",
+            ],
+            d,
+        ),
+        "--validation 1",
+    );
+
     std::fs::write(
         d.join("bad.txt"),
         "4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0 | 0.5\nnot a fen | 0 | 1.0\n",

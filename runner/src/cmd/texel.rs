@@ -59,6 +59,10 @@ pub struct TexelArgs {
     /// Start from the weights in this file (`name, value` lines) instead of the defaults.
     #[arg(long, value_name = "FILE")]
     params: Option<PathBuf>,
+    /// Hold out this fraction of the positions (the last ones, so mostly whole games) to
+    /// measure overfitting; the weights of the epoch with the lowest held-out error are kept.
+    #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
+    validation: f64,
     /// Use only the first N positions of the data.
     #[arg(long, value_name = "N")]
     max_positions: Option<usize>,
@@ -91,6 +95,12 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
                 "{name} {v}: must be a positive number"
             )));
         }
+    }
+    if !(0.0..0.9).contains(&args.validation) {
+        return Err(CliError::usage(format!(
+            "--validation {}: give a fraction from 0 to 0.9, e.g. 0.1",
+            args.validation
+        )));
     }
     if let Some(k) = args.k {
         if !(k.is_finite() && k > 0.0) {
@@ -129,14 +139,25 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
             "--data: no positions in the file(s); write some with `spar datagen`",
         ));
     }
+    let held = (data.len() as f64 * args.validation).round() as usize;
+    let validation = (held > 0).then(|| data.split_tail(held));
+    if data.is_empty() {
+        return Err(CliError::usage(format!(
+            "--validation {}: leaves no positions to fit",
+            args.validation
+        )));
+    }
     let values = start.values().to_vec();
     let k = match args.k {
         Some(k) => k,
         None => optim::fit_k(&data, &values, 0.05, 5.0),
     };
     let e0 = optim::error_exact(&data, &values, k);
+    let held_note = validation
+        .as_ref()
+        .map_or(String::new(), |v| format!(" (+{} held out)", v.len()));
     println!(
-        "Positions: {}  (loaded in {:.1} s)  K = {k:.4}  Error = {e0:.6} (start weights)",
+        "Positions: {}{held_note}  (loaded in {:.1} s)  K = {k:.4}  Error = {e0:.6} (start weights)",
         data.len(),
         t0.elapsed().as_secs_f64()
     );
@@ -158,35 +179,56 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     install_ctrl_c(abort.clone());
     let mut write_error = None;
     let mut epochs_done = 0;
-    optim::train(
-        &data,
-        &mut w,
-        &tuned,
-        &bounds,
-        k,
-        &options,
-        |epoch, error, rate, w| {
-            println!("Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}");
-            epochs_done = epoch;
-            // Not every epoch: the Rust file is some 60 KB.
-            if epoch % 10 == 0 {
-                if let Err(e) = write_outputs(&start, w, &args.out, &rust_path) {
-                    write_error = Some(e);
-                    return Next::Stop;
+    // With a held-out set: the best weights so far, by held-out error.
+    let mut best: Option<(f64, u32, Vec<f64>)> = None;
+    let mut unsaved = 0;
+    let on_epoch = |epoch: u32, error: f64, rate: f64, w: &[f64]| {
+        epochs_done = epoch;
+        match &validation {
+            None => println!("Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}"),
+            Some(v) => {
+                let held_out = optim::error(v, w, k);
+                println!(
+                    "Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}  Validation = {held_out:.6}"
+                );
+                if !matches!(&best, Some(b) if b.0 <= held_out) {
+                    best = Some((held_out, epoch, w.to_vec()));
                 }
             }
-            if abort.load(Ordering::SeqCst) {
-                Next::Stop
-            } else {
-                Next::Continue
+        }
+        // Every 10th epoch, not every one: the Rust file is some 60 KB.
+        unsaved += 1;
+        if unsaved == 10 {
+            unsaved = 0;
+            let keep = best.as_ref().map_or(w, |b| &b.2[..]);
+            if let Err(e) = write_outputs(&start, keep, &args.out, &rust_path) {
+                write_error = Some(e);
+                return Next::Stop;
             }
-        },
-    );
+        }
+        if abort.load(Ordering::SeqCst) {
+            Next::Stop
+        } else {
+            Next::Continue
+        }
+    };
+    optim::train(&data, &mut w, &tuned, &bounds, k, &options, on_epoch);
     if let Some(e) = write_error {
         return Err(e);
     }
+    if let Some((_, epoch, weights)) = &best {
+        println!("Keeping the weights of epoch {epoch} (lowest validation error)");
+        w = weights.clone();
+    }
     let tuned_params = write_outputs(&start, &w, &args.out, &rust_path)?;
     let e1 = optim::error_exact(&data, tuned_params.values(), k);
+    if let Some(v) = &validation {
+        println!(
+            "Validation error {:.6} (engine evaluation, rounded weights; start {:.6})",
+            optim::error_exact(v, tuned_params.values(), k),
+            optim::error_exact(v, &values, k)
+        );
+    }
     let changed = tuned_params
         .values()
         .iter()

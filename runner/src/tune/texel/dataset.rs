@@ -102,6 +102,26 @@ impl Dataset {
         }));
     }
 
+    /// Splits off the last `n` positions (all of them if there are fewer) into a new set.
+    pub fn split_tail(&mut self, n: usize) -> Dataset {
+        let at = self.records.len().saturating_sub(n);
+        let records = self.records.split_off(at);
+        let base = records
+            .first()
+            .map_or(self.terms.len(), |r| r.start as usize);
+        let terms = self.terms.split_off(base);
+        Dataset {
+            terms,
+            records: records
+                .into_iter()
+                .map(|mut r| {
+                    r.start -= base as u32;
+                    r
+                })
+                .collect(),
+        }
+    }
+
     /// White's result of position `i`.
     pub fn result(&self, i: usize) -> f64 {
         self.records[i].result as f64
@@ -195,6 +215,11 @@ mod tests {
         both.append(d.clone());
         both.append(d.clone());
         assert_eq!(both.len(), 2 * fens.len());
+        let mut head = both.clone();
+        let tail = head.split_tail(fens.len() + 1);
+        assert_eq!((head.len(), tail.len()), (fens.len() - 1, fens.len() + 1));
+        assert_eq!(tail.eval_exact(1, ints), traces[0].white(ints));
+        assert_eq!(head.eval_exact(0, ints), traces[0].white(ints));
         for (i, t) in traces.iter().enumerate() {
             for set in [&d, &both] {
                 let j = if std::ptr::eq(set, &both) {

@@ -3,7 +3,8 @@
 //! The text format is bullet's, as `spar datagen` writes it: one `FEN | score | result` line
 //! per position, the result White's (`1.0`, `0.5`, `0.0`; also `1`, `1/2`, `0`, `1-0`,
 //! `0-1`, `1/2-1/2`, optionally in brackets). The score is not used: Texel tuning fits the
-//! evaluation to the game results. Blank lines and `#` comments are skipped.
+//! evaluation to the game results. Blank lines and `#` comments are skipped; a last line
+//! cut short (no newline, does not parse) is skipped with a note.
 //!
 //! viriformat files (whole games, binary) are read with `data::training::viriformat`; of
 //! each game only the positions the text format would keep are used (the datagen text
@@ -58,6 +59,19 @@ pub fn parse_line(line: &str) -> Result<(Position, f32), String> {
 
 /// Builds a data set from the text of a file; errors name the file and line.
 pub fn from_text(text: &str, origin: &str, limit: Option<usize>) -> Result<Dataset, String> {
+    // A last line without its newline may be cut short (a run still writing, or killed):
+    // it is used if it parses and skipped with a note otherwise.
+    let mut text = text;
+    if !text.ends_with('\n') {
+        let cut = text.rfind('\n').map_or(0, |i| i + 1);
+        let last = text[cut..].trim();
+        if !last.is_empty() && !last.starts_with('#') && parse_line(last).is_err() {
+            eprintln!(
+                "note: --data {origin}: the last line is cut short; using the lines before it"
+            );
+            text = &text[..cut];
+        }
+    }
     let mut lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -230,6 +244,11 @@ mod tests {
         assert_eq!(d.len(), 3);
         assert_eq!((d.result(0), d.result(1), d.result(2)), (0.5, 0.0, 1.0));
         assert_eq!(from_text(text, "f", Some(1)).unwrap().len(), 1);
+        // A torn last line is skipped; a whole one without a newline is used.
+        let torn = format!("{text}4k3/8/8/3p4/4P3/8/8/4K3 b - - 0 20 | 7");
+        assert_eq!(from_text(&torn, "f", None).unwrap().len(), 3);
+        let whole = format!("{text}4k3/8/8/3p4/4P3/8/8/4K3 b - - 0 20 | 7 | 0.5");
+        assert_eq!(from_text(&whole, "f", None).unwrap().len(), 4);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.txt");
         std::fs::write(&path, text).unwrap();
@@ -244,7 +263,7 @@ mod tests {
             ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0 | 2", "result '2'"),
             ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0", "found 2 field(s)"),
         ] {
-            let err = from_text(bad, "f", None).unwrap_err();
+            let err = from_text(&format!("{bad}\n"), "f", None).unwrap_err();
             assert!(err.contains(needle), "{bad}: {err}");
         }
     }
