@@ -634,7 +634,10 @@ fn ctrl_c_writes_the_summary_and_leaves_a_resumable_file() {
         "{out}"
     );
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
-    assert!(rows % 2 == 0 && rows < 400, "whole pairs only: {rows}");
+    assert!(
+        rows.is_multiple_of(2) && rows < 400,
+        "whole pairs only: {rows}"
+    );
     // The summary counts exactly the pairs in the file.
     assert!(out.contains(&format!("] {rows}\n")), "{out}");
 

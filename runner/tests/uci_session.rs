@@ -566,7 +566,10 @@ fn infinite_search_stops_promptly_and_isready_is_answered_while_searching() {
     let pos = play_strict(Position::startpos(), &["e2e4".to_string()], false).unwrap();
     play_strict(pos, &[mv], false).unwrap_or_else(|e| uci.fail(&e));
     // ~100 ms is the target; the bound leaves room for a busy machine.
-    assert!(ready < Duration::from_millis(2000), "isready took {ready:?}");
+    assert!(
+        ready < Duration::from_millis(2000),
+        "isready took {ready:?}"
+    );
     assert!(stop < Duration::from_millis(2000), "stop took {stop:?}");
     // A second stop, with nothing running, is ignored.
     uci.send("stop");

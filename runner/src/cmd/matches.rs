@@ -291,7 +291,11 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     let quiet = args.quiet;
 
     // Build variants compile spar first; from then on they are external UCI engines.
-    if plan.variants.iter().any(|v| matches!(v.source, Source::Build { .. })) {
+    if plan
+        .variants
+        .iter()
+        .any(|v| matches!(v.source, Source::Build { .. }))
+    {
         let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
         for v in plan.variants.iter_mut() {
             *v = build::resolve(v, &repo, quiet).map_err(CliError::usage)?;

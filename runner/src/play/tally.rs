@@ -90,7 +90,6 @@ impl Tally {
         self.pairs
             .record(games[0].first_result(), games[1].first_result());
     }
-
 }
 
 #[cfg(test)]
