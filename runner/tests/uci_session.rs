@@ -867,11 +867,13 @@ fn python_chess_client() {
             String::from_utf8_lossy(&out.stdout).trim()
         ),
         _ => {
-            println!(
+            // Written to the real stderr, not through eprintln!, which the test harness
+            // captures and hides for passing tests: a skip must be visible.
+            let _ = writeln!(
+                std::io::stderr(),
                 "NOTICE: python_chess_client skipped: python3 with the `chess` package \
                  is not installed (pip install chess)"
             );
-            eprintln!("NOTICE: python_chess_client skipped: python3 + chess not found");
             return;
         }
     }
