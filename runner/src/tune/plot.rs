@@ -21,15 +21,16 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A short label for an axis value.
-fn label(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
+/// A label for an axis value, with as many decimals as a tick spacing of `step` needs.
+fn label(v: f64, step: f64) -> String {
+    let decimals = if step >= 5.0 {
+        0
+    } else if step >= 0.5 {
+        1
     } else {
-        format!("{v:.2}")
-    }
+        2
+    };
+    format!("{v:.decimals$}")
 }
 
 /// Renders the trajectory (at least a start row) as an SVG document.
@@ -80,8 +81,8 @@ pub fn svg(contents: &Contents, title: &str) -> String {
             escape(name),
             px1,
             y0 + TOP - 8.0,
-            label(start),
-            label(end)
+            label(start, (hi - lo) / 4.0),
+            label(end, (hi - lo) / 4.0)
         );
         let _ = writeln!(
             s,
@@ -97,7 +98,7 @@ pub fn svg(contents: &Contents, title: &str) -> String {
                 y(v),
                 px0 - 6.0,
                 y(v) + 4.0,
-                label(v)
+                label(v, (hi - lo) / 4.0)
             );
             let it = last_iter * t as f64 / 4.0;
             let _ = writeln!(
@@ -105,7 +106,7 @@ pub fn svg(contents: &Contents, title: &str) -> String {
                 r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
                 x(it),
                 py1 + 16.0,
-                label(it.round())
+                label(it.round(), 5.0)
             );
         }
         let _ = writeln!(
@@ -160,7 +161,9 @@ mod tests {
         assert!(out.starts_with("<svg") && out.trim_end().ends_with("</svg>"));
         assert_eq!(out.matches("<polyline").count(), 2);
         assert!(out.contains("rfp_margin") && out.contains("a&lt;b"));
-        assert!(out.contains("start 75 → 125"));
+        assert!(out.contains("start 75 → 125"), "{out}");
+        assert_eq!(label(224.44, 0.6), "224.4");
+        assert_eq!(label(3.0, 0.125), "3.00");
         let points = out.split("points=\"").nth(1).unwrap();
         let points = &points[..points.find('"').unwrap()];
         assert!(points.split(' ').count() <= MAX_POINTS + 1);
