@@ -356,6 +356,46 @@ fn texel_run_writes_weights_a_match_loads() {
         "{out}"
     );
     assert!(out.contains("Keeping the weights of epoch "), "{out}");
+    // Targets blended with the search scores, weights pulled toward their start.
+    let out = ok(&spar(
+        &[
+            "texel",
+            "--data",
+            "pos.txt",
+            "--epochs",
+            "2",
+            "--score-weight",
+            "0.5",
+            "--l2",
+            "1e-7",
+            "--out",
+            "s.txt",
+        ],
+        d,
+    ));
+    assert!(out.contains("Epoch 2  Error = "), "{out}");
+    usage_error(
+        &spar(
+            &[
+                "texel",
+                "--data",
+                "pos.txt",
+                "--out",
+                "x.txt",
+                "--score-weight",
+                "2",
+            ],
+            d,
+        ),
+        "--score-weight 2",
+    );
+    usage_error(
+        &spar(
+            &["texel", "--data", "pos.txt", "--out", "x.txt", "--l2=-1"],
+            d,
+        ),
+        "--l2 -1",
+    );
     usage_error(
         &spar(
             &[

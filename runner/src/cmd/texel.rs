@@ -53,6 +53,14 @@ pub struct TexelArgs {
     /// Positions per Adam step (0: the whole data set).
     #[arg(long, default_value_t = 16_384)]
     batch_size: usize,
+    /// Strength λ of an L2 pull of every weight toward its start value (E + λ·Σ(w − w0)²);
+    /// keeps the weights of rarely seen features from chasing a few results (0: off).
+    #[arg(long, default_value_t = 1e-7, value_name = "LAMBDA")]
+    l2: f64,
+    /// Train toward `(1 − W) · result + W · σ(K · score)`, part game result and part the
+    /// data's search score (held-out errors are still against the results).
+    #[arg(long, default_value_t = 0.0, value_name = "W")]
+    score_weight: f64,
     /// Use this K instead of fitting it.
     #[arg(long)]
     k: Option<f64>,
@@ -89,12 +97,24 @@ pub fn run(args: TexelArgs) -> CliResult {
 }
 
 fn run_in_pool(args: &TexelArgs) -> CliResult {
+    if !(args.l2.is_finite() && args.l2 >= 0.0) {
+        return Err(CliError::usage(format!(
+            "--l2 {}: must be a non-negative number",
+            args.l2
+        )));
+    }
     for (name, v) in [("--lr", args.lr), ("--lr-decay", args.lr_decay)] {
         if !(v.is_finite() && v > 0.0) {
             return Err(CliError::usage(format!(
                 "{name} {v}: must be a positive number"
             )));
         }
+    }
+    if !(0.0..=1.0).contains(&args.score_weight) {
+        return Err(CliError::usage(format!(
+            "--score-weight {}: give a weight from 0 (results only) to 1 (scores only)",
+            args.score_weight
+        )));
     }
     if !(0.0..0.9).contains(&args.validation) {
         return Err(CliError::usage(format!(
@@ -152,6 +172,10 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         Some(k) => k,
         None => optim::fit_k(&data, &values, 0.05, 5.0),
     };
+    if args.score_weight > 0.0 {
+        data.blend_scores(k, args.score_weight);
+    }
+    // Against the training targets (blended with the scores if asked), like the epochs.
     let e0 = optim::error_exact(&data, &values, k);
     let held_note = validation
         .as_ref()
@@ -174,6 +198,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         lr: args.lr,
         lr_decay: args.lr_decay,
         seed: args.seed,
+        l2: args.l2,
     };
     let abort = Arc::new(AtomicBool::new(false));
     install_ctrl_c(abort.clone());

@@ -22,6 +22,7 @@ struct Record {
     eg_len: u16,
     phase: u8,
     scale: [u8; 2],
+    score: i16,
     result: f32,
 }
 
@@ -57,9 +58,11 @@ impl Dataset {
         self.records.is_empty()
     }
 
-    /// Adds a position with its trace and White's result (1, ½ or 0; any value in [0, 1]).
-    /// Fails if a parameter index or count does not fit the packed form.
-    pub fn push(&mut self, trace: &EvalTrace, result: f32) -> Result<(), String> {
+    /// Adds a position with its trace, White's result (1, ½ or 0; any value in [0, 1]) and
+    /// the search score the data file gives for it (White-relative centipawns; 0 if none),
+    /// used by [`blend_scores`](Self::blend_scores). Fails if a parameter index or count
+    /// does not fit the packed form.
+    pub fn push(&mut self, trace: &EvalTrace, result: f32, score: i16) -> Result<(), String> {
         let start = u32::try_from(self.terms.len())
             .map_err(|_| "too many positions for one data set (4 G terms)".to_string())?;
         let pack = |terms: &[(usize, i32)]| -> Result<Vec<Term>, String> {
@@ -84,6 +87,7 @@ impl Dataset {
             eg_len: len16(eg.len())?,
             phase: trace.phase.clamp(0, PHASE_MAX) as u8,
             scale: trace.scale.map(|s| s.clamp(0, 255) as u8),
+            score,
             result,
         };
         self.terms.extend(mg);
@@ -122,7 +126,16 @@ impl Dataset {
         }
     }
 
-    /// White's result of position `i`.
+    /// Replaces every target by `(1 − weight) · result + weight · σ(K · score)`: part game
+    /// result, part the search score turned into an expected result with the same K.
+    pub fn blend_scores(&mut self, k: f64, weight: f64) {
+        for r in &mut self.records {
+            let expected = super::optim::sigmoid(k, r.score as f64);
+            r.result = ((1.0 - weight) * r.result as f64 + weight * expected) as f32;
+        }
+    }
+
+    /// White's result of position `i` (the training target).
     pub fn result(&self, i: usize) -> f64 {
         self.records[i].result as f64
     }
@@ -209,12 +222,20 @@ mod tests {
             .map(|f| trace(&Position::from_fen(f).unwrap()))
             .collect();
         for t in &traces {
-            d.push(t, 0.5).unwrap();
+            d.push(t, 0.5, 0).unwrap();
         }
         let mut both = Dataset::new();
         both.append(d.clone());
         both.append(d.clone());
         assert_eq!(both.len(), 2 * fens.len());
+        let mut blended = d.clone();
+        blended.blend_scores(1.0, 0.5);
+        assert!((blended.result(0) - 0.5).abs() < 1e-6, "score 0 predicts ½");
+        let mut scored = Dataset::new();
+        scored.push(&traces[0], 1.0, 400).unwrap();
+        scored.blend_scores(1.0, 0.25);
+        let expected = 0.75 + 0.25 / (1.0 + 10f64.powf(-1.0));
+        assert!((scored.result(0) - expected).abs() < 1e-6);
         let mut head = both.clone();
         let tail = head.split_tail(fens.len() + 1);
         assert_eq!((head.len(), tail.len()), (fens.len() - 1, fens.len() + 1));
@@ -241,7 +262,7 @@ mod tests {
         .unwrap();
         let t = trace(&pos);
         let mut d = Dataset::new();
-        d.push(&t, 1.0).unwrap();
+        d.push(&t, 1.0, 0).unwrap();
         let mut w: Vec<f64> = Params::defaults()
             .values()
             .iter()

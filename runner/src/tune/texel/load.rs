@@ -2,8 +2,8 @@
 //!
 //! The text format is bullet's, as `spar datagen` writes it: one `FEN | score | result` line
 //! per position, the result White's (`1.0`, `0.5`, `0.0`; also `1`, `1/2`, `0`, `1-0`,
-//! `0-1`, `1/2-1/2`, optionally in brackets). The score is not used: Texel tuning fits the
-//! evaluation to the game results. Blank lines and `#` comments are skipped; a last line
+//! `0-1`, `1/2-1/2`, optionally in brackets). The score (White-relative centipawns) is kept
+//! for `--score-weight`. Blank lines and `#` comments are skipped; a last line
 //! cut short (no newline, does not parse) is skipped with a note.
 //!
 //! viriformat files (whole games, binary) are read with `data::training::viriformat`; of
@@ -39,8 +39,8 @@ fn parse_result(text: &str) -> Option<f32> {
     }
 }
 
-/// Parses one `FEN | score | result` line into a position and White's result.
-pub fn parse_line(line: &str) -> Result<(Position, f32), String> {
+/// Parses one `FEN | score | result` line into a position, White's result and the score.
+pub fn parse_line(line: &str) -> Result<(Position, f32, i16), String> {
     let fields: Vec<&str> = line.split('|').map(str::trim).collect();
     if fields.len() != 3 {
         return Err(format!(
@@ -49,12 +49,13 @@ pub fn parse_line(line: &str) -> Result<(Position, f32), String> {
         ));
     }
     let position = Position::from_fen(fields[0]).map_err(|e| format!("bad FEN: {e}"))?;
-    if fields[1].parse::<i32>().is_err() {
-        return Err(format!("score '{}' is not a whole number", fields[1]));
-    }
+    let score = fields[1]
+        .parse::<i32>()
+        .map_err(|_| format!("score '{}' is not a whole number", fields[1]))?
+        .clamp(i16::MIN as i32, i16::MAX as i32) as i16;
     let result = parse_result(fields[2])
         .ok_or_else(|| format!("result '{}' is not 1.0, 0.5 or 0.0", fields[2]))?;
-    Ok((position, result))
+    Ok((position, result, score))
 }
 
 /// Builds a data set from the text of a file; errors name the file and line.
@@ -88,9 +89,9 @@ pub fn from_text(text: &str, origin: &str, limit: Option<usize>) -> Result<Datas
         .map(|chunk| {
             let mut d = Dataset::new();
             for &(i, line) in chunk {
-                let (pos, result) =
+                let (pos, result, score) =
                     parse_line(line).map_err(|e| format!("{origin}:{}: {e}", i + 1))?;
-                d.push(&trace(&pos), result)
+                d.push(&trace(&pos), result, score)
                     .map_err(|e| format!("{origin}:{}: {e}", i + 1))?;
             }
             Ok(d)
@@ -153,13 +154,13 @@ pub fn detect(path: &Path) -> Result<Format, String> {
 /// Positions per batch traced in parallel when reading viriformat.
 const GAME_BATCH: usize = 1 << 16;
 
-fn trace_batch(batch: &[(Position, f32)]) -> Result<Dataset, String> {
+fn trace_batch(batch: &[(Position, f32, i16)]) -> Result<Dataset, String> {
     let parts: Vec<Result<Dataset, String>> = batch
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut d = Dataset::new();
-            for (pos, result) in chunk {
-                d.push(&trace(pos), *result)?;
+            for (pos, result, score) in chunk {
+                d.push(&trace(pos), *result, *score)?;
             }
             Ok(d)
         })
@@ -178,7 +179,7 @@ pub fn viriformat_file(path: &Path, limit: Option<usize>) -> Result<Dataset, Str
     let filter = TextFilter::default();
     let limit = limit.unwrap_or(usize::MAX);
     let mut all = Dataset::new();
-    let mut batch: Vec<(Position, f32)> = Vec::with_capacity(GAME_BATCH);
+    let mut batch: Vec<(Position, f32, i16)> = Vec::with_capacity(GAME_BATCH);
     let mut taken = 0usize;
     'games: for game in games {
         let game = match game {
@@ -204,7 +205,7 @@ pub fn viriformat_file(path: &Path, limit: Option<usize>) -> Result<Dataset, Str
             }
             let l = &p.labelled;
             if filter.keeps(&l.position, p.mv, l.score) {
-                batch.push((l.position.clone(), result));
+                batch.push((l.position.clone(), result, l.score));
                 taken += 1;
                 if batch.len() == GAME_BATCH {
                     all.append(trace_batch(&batch)?);

@@ -156,6 +156,8 @@ pub struct TrainOptions {
     pub lr_decay: f64,
     /// Seed of the batch order.
     pub seed: u64,
+    /// Strength λ of the L2 pull toward the start weights (0: none).
+    pub l2: f64,
 }
 
 /// What the caller wants after an epoch.
@@ -228,13 +230,19 @@ pub fn train(
     } else {
         options.batch_size
     };
+    let anchor = w.to_vec();
     let mut lr = options.lr;
     for epoch in 1..=options.epochs {
         if batch < order.len() {
             SplitMix64::new(mix_seed(options.seed, epoch as u64)).shuffle(&mut order);
         }
         for b in order.chunks(batch) {
-            let g = gradient(data, b, w, k);
+            let mut g = gradient(data, b, w, k);
+            if options.l2 > 0.0 {
+                for ((g, &w), &a) in g.iter_mut().zip(w.iter()).zip(&anchor) {
+                    *g += 2.0 * options.l2 * (w - a);
+                }
+            }
             adam.step(w, &g, lr, tuned, bounds);
         }
         let e = error(data, w, k);
@@ -277,7 +285,7 @@ mod tests {
                 eg,
             };
             let q = t.white_f64(truth);
-            d.push(&t, sigmoid(k, q) as f32).unwrap();
+            d.push(&t, sigmoid(k, q) as f32, 0).unwrap();
         }
         d
     }
@@ -305,6 +313,7 @@ mod tests {
             lr: 2.0,
             lr_decay: 0.97,
             seed: 1,
+            l2: 0.0,
         };
         let mut errors = Vec::new();
         train(&d, &mut w, &tuned, &bounds, 1.0, &options, |_, e, _, _| {
@@ -336,6 +345,7 @@ mod tests {
             lr: 5.0,
             lr_decay: 1.0,
             seed: 1,
+            l2: 0.0,
         };
         let mut epochs = 0;
         train(&d, &mut w, &tuned, &bounds, 1.0, &options, |e, _, _, _| {
@@ -349,6 +359,57 @@ mod tests {
         assert_eq!(epochs, 20);
         assert_eq!(w[1], 0.0);
         assert!(w[2] <= 30.0 && w[2] > 20.0);
+    }
+
+    #[test]
+    fn l2_keeps_rarely_seen_weights_near_their_start() {
+        // Weight 0 is in every position, weight 1 in one position of 500, and the labels
+        // come from weights (50, 80) while both start at 0.
+        let mut d = Dataset::new();
+        let mut rng = SplitMix64::new(4);
+        for i in 0..500 {
+            let mut mg = vec![(0, rng.below(3) as i32 - 1)];
+            if i == 0 {
+                mg.push((1, 1));
+            }
+            let t = EvalTrace {
+                phase: 24,
+                scale: [64, 64],
+                side_to_move_sign: 1,
+                mg,
+                eg: vec![],
+            };
+            let q = t.white_f64(&[50.0, 80.0]);
+            d.push(&t, sigmoid(1.0, q) as f32, 0).unwrap();
+        }
+        let run = |l2| {
+            let mut w = vec![0.0, 0.0];
+            let options = TrainOptions {
+                epochs: 200,
+                batch_size: 0,
+                lr: 2.0,
+                lr_decay: 0.99,
+                seed: 1,
+                l2,
+            };
+            train(
+                &d,
+                &mut w,
+                &[true; 2],
+                &[(-200.0, 200.0); 2],
+                1.0,
+                &options,
+                |_, _, _, _| Next::Continue,
+            );
+            w
+        };
+        let free = run(0.0);
+        let pulled = run(1e-7);
+        assert!((free[1] - 80.0).abs() < 5.0, "{free:?}");
+        // The frequent weight goes most of its way, the rare one hardly moves.
+        assert!(pulled[0] > 0.6 * 50.0, "{pulled:?}");
+        assert!(pulled[1] < 0.2 * 80.0, "{pulled:?}");
+        assert!(run(1.0).iter().all(|w| w.abs() < 1.0));
     }
 
     #[test]
@@ -368,6 +429,7 @@ mod tests {
                     lr: 1.0,
                     lr_decay: 1.0,
                     seed: 5,
+                    l2: 0.0,
                 };
                 train(
                     &d,

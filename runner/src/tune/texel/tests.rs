@@ -45,7 +45,7 @@ fn recovers_the_evaluation_that_labelled_the_data() {
     for pos in random_positions(3000, 11) {
         let t = trace(&pos);
         let q = t.white(truth.values()) as f64;
-        d.push(&t, optim::sigmoid(k_true, q) as f32).unwrap();
+        d.push(&t, optim::sigmoid(k_true, q) as f32, 0).unwrap();
     }
     let k = optim::fit_k(&d, truth.values(), 0.05, 5.0);
     assert!((k - k_true).abs() < 0.01, "K = {k}");
@@ -75,6 +75,7 @@ fn recovers_the_evaluation_that_labelled_the_data() {
         lr: 1.0,
         lr_decay: 0.97,
         seed: 3,
+        l2: 0.0,
     };
     optim::train(
         &d,
