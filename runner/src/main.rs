@@ -65,7 +65,26 @@ fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// A closed stdout (`spar … | head`) ends the program quietly, as it does for other Unix
+/// tools, instead of panicking inside `println!`.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
+    exit_quietly_on_broken_pipe();
     let matches = Cli::command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let (Command::Match(args) | Command::Sprt(args), Some((_, sub))) =
