@@ -148,6 +148,12 @@ pub fn run(args: TuneArgs) -> CliResult {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    if pairs_per < concurrency as u64 && !args.quiet {
+        eprintln!(
+            "note: --pairs-per-iteration {pairs_per} is below --concurrency {concurrency}: the pairs of an iteration run at once, so {} worker(s) will idle",
+            concurrency as u64 - pairs_per
+        );
+    }
     let adjudication = adjudication(&args)?;
     let book = OpeningBook::load(args.book.as_deref(), args.seed).map_err(CliError::usage)?;
 
