@@ -139,53 +139,6 @@ struct PawnBatch {
     up_east: i32,
 }
 
-impl Sink for MoveList {
-    #[inline(always)]
-    fn piece(&mut self, from: Square, targets: Bitboard, enemies: Bitboard) {
-        for to in targets {
-            let kind = if enemies.has(to) {
-                MoveKind::Capture
-            } else {
-                MoveKind::Quiet
-            };
-            self.push(Move::new(from, to, kind));
-        }
-    }
-
-    #[inline(always)]
-    fn pawns(&mut self, targets: Bitboard, delta: i32, kind: MoveKind) {
-        for to in targets {
-            self.push(Move::new(
-                Square::from_index((to as i32 - delta) as usize),
-                to,
-                kind,
-            ));
-        }
-    }
-
-    #[inline(always)]
-    fn promotions(&mut self, targets: Bitboard, delta: i32, capture: bool, under: bool) {
-        for to in targets {
-            let from = Square::from_index((to as i32 - delta) as usize);
-            self.push(Move::new(
-                from,
-                to,
-                MoveKind::promotion(PieceType::Queen, capture),
-            ));
-            if under {
-                for p in [PieceType::Knight, PieceType::Rook, PieceType::Bishop] {
-                    self.push(Move::new(from, to, MoveKind::promotion(p, capture)));
-                }
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn one(&mut self, mv: Move) {
-        self.push(mv);
-    }
-}
-
 /// Hands each move to a closure (no list).
 struct Visit<F: FnMut(Move)>(F);
 
@@ -289,26 +242,26 @@ impl Position {
     /// ```
     pub fn legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
-        generate::<ALL, _>(self, &mut list);
+        self.generate_all(&mut list);
         list
     }
 
     /// Appends every legal move to `list`.
     #[inline]
     pub fn generate_all(&self, list: &mut MoveList) {
-        generate::<ALL, _>(self, list);
+        generate::<ALL, _>(self, &mut Visit(|m| list.push(m)));
     }
 
     /// Appends the legal captures (en passant included) and promotions (all four pieces).
     #[inline]
     pub fn generate_noisy(&self, list: &mut MoveList) {
-        generate::<NOISY, _>(self, list);
+        generate::<NOISY, _>(self, &mut Visit(|m| list.push(m)));
     }
 
     /// Appends the legal moves that neither capture nor promote (castling included).
     #[inline]
     pub fn generate_quiets(&self, list: &mut MoveList) {
-        generate::<QUIET, _>(self, list);
+        generate::<QUIET, _>(self, &mut Visit(|m| list.push(m)));
     }
 
     /// The number of legal moves, counted without building them.
@@ -341,9 +294,9 @@ impl Position {
         }
         let mut list = MoveList::new();
         if mv.is_noisy() {
-            generate::<NOISY, _>(self, &mut list);
+            self.generate_noisy(&mut list);
         } else {
-            generate::<QUIET, _>(self, &mut list);
+            self.generate_quiets(&mut list);
         }
         list.contains(mv)
     }

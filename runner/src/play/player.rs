@@ -84,6 +84,11 @@ impl BuiltinPlayer {
         searcher.set_hash_mb(variant.hash_mb);
         BuiltinPlayer { searcher }
     }
+
+    /// Replaces the parameter values (between games: the next `new_game` clears the state).
+    pub fn set_params(&mut self, params: engine::params::Params) {
+        self.searcher.set_params(params);
+    }
 }
 
 impl Player for BuiltinPlayer {

@@ -9,59 +9,16 @@
 //! number of threads.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use engine::params::Params;
-use engine::search::Searcher;
 use rayon::prelude::*;
 
 use crate::play::adjudication::Adjudication;
 use crate::play::game::{play_game, GameSetup, Outcome};
 use crate::play::output::OpeningBook;
-use crate::play::player::{MoveReply, MoveRequest, Player, PlayerError};
+use crate::play::player::{BuiltinPlayer, Player};
 use crate::play::variant::Variant;
-
-/// The builtin engine with parameters that can be replaced between games.
-struct TunablePlayer {
-    searcher: Searcher,
-}
-
-impl TunablePlayer {
-    fn new(variant: &Variant) -> TunablePlayer {
-        let mut searcher = Searcher::new(variant.params.clone());
-        searcher.set_hash_mb(variant.hash_mb);
-        TunablePlayer { searcher }
-    }
-}
-
-impl Player for TunablePlayer {
-    fn new_game(&mut self, _chess960: bool) -> Result<(), PlayerError> {
-        self.searcher.clear();
-        Ok(())
-    }
-
-    fn go(&mut self, request: &MoveRequest) -> Result<MoveReply, PlayerError> {
-        let result = self.searcher.search(
-            request.position,
-            request.history,
-            request.limits,
-            &mut |_| {},
-        );
-        let mv = result
-            .best_move
-            .ok_or_else(|| PlayerError::IllegalMove("the search returned no move".to_string()))?;
-        Ok(MoveReply {
-            mv,
-            score: Some(result.score),
-            depth: result.depth,
-            nodes: result.nodes,
-        })
-    }
-
-    fn stop_flag(&self) -> Option<Arc<AtomicBool>> {
-        Some(self.searcher.stop_flag())
-    }
-}
 
 /// Wins, draws and losses of the dev engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,7 +53,7 @@ impl Score {
 /// A pool of workers, each with a dev and a base searcher.
 pub struct SelfPlay {
     pool: rayon::ThreadPool,
-    players: Vec<Mutex<Option<[TunablePlayer; 2]>>>,
+    players: Vec<Mutex<Option<[BuiltinPlayer; 2]>>>,
     variant: Variant,
     adjudication: Adjudication,
     book: OpeningBook,
@@ -171,12 +128,12 @@ impl SelfPlay {
             .unwrap_or_else(|e| e.into_inner());
         let players = slot.get_or_insert_with(|| {
             [
-                TunablePlayer::new(&self.variant),
-                TunablePlayer::new(&self.variant),
+                BuiltinPlayer::new(&self.variant),
+                BuiltinPlayer::new(&self.variant),
             ]
         });
-        players[0].searcher.set_params(dev.clone());
-        players[1].searcher.set_params(base.clone());
+        players[0].set_params(dev.clone());
+        players[1].set_params(base.clone());
         let opening = self.book.opening(k);
         let limits = &self.variant.limits;
         let margin = self.variant.time_margin;
