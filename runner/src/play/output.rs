@@ -329,6 +329,13 @@ fn rewrite_results(path: &Path, rows: &[ResultRow]) -> Result<(), String> {
             w.append(row).map_err(|e| e.to_string())?;
         }
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path)
         .map_err(|e| format!("cannot rewrite {}: {e}", path.display()))?;
     Ok(())
