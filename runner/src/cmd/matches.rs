@@ -10,7 +10,7 @@ use sprt::{Decision, Model, Sample, Sprt};
 
 use crate::cmd::stats::{self, Request};
 use crate::error::{CliError, CliResult};
-use crate::play::adjudication::{Adjudication, Draw, Resign};
+use crate::play::adjudication::Adjudication;
 use crate::play::build;
 use crate::play::dump::PositionDump;
 use crate::play::game::Termination;
@@ -221,24 +221,9 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<Plan> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let adjudication = Adjudication {
-        resign: args
-            .resign
-            .as_deref()
-            .map(Resign::parse)
-            .transpose()
-            .map_err(CliError::usage)?,
-        draw: args
-            .draw
-            .as_deref()
-            .map(Draw::parse)
-            .transpose()
-            .map_err(CliError::usage)?,
-        max_moves: match args.maxmoves {
-            Some(0) => return Err(CliError::usage("--maxmoves must be at least 1")),
-            m => m,
-        },
-    };
+    let adjudication =
+        Adjudication::from_words(args.resign.as_deref(), args.draw.as_deref(), args.maxmoves)
+            .map_err(CliError::usage)?;
     if !(args.stall_timeout.is_finite() && args.stall_timeout > 0.0) {
         return Err(CliError::usage(
             "--stall-timeout must be a positive number of seconds",

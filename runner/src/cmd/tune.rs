@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cmd::matches::write_atomically;
 use crate::error::{CliError, CliResult};
-use crate::play::adjudication::{Adjudication, Draw, Resign};
+use crate::play::adjudication::Adjudication;
 use crate::play::output::OpeningBook;
 use crate::play::variant::{parse_variant, Source};
 use crate::tune::gains::Gains;
@@ -281,24 +281,8 @@ fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Par
 }
 
 fn adjudication(args: &TuneArgs) -> CliResult<Adjudication> {
-    Ok(Adjudication {
-        resign: args
-            .resign
-            .as_deref()
-            .map(Resign::parse)
-            .transpose()
-            .map_err(CliError::usage)?,
-        draw: args
-            .draw
-            .as_deref()
-            .map(Draw::parse)
-            .transpose()
-            .map_err(CliError::usage)?,
-        max_moves: match args.maxmoves {
-            Some(0) => return Err(CliError::usage("--maxmoves must be at least 1")),
-            m => m,
-        },
-    })
+    Adjudication::from_words(args.resign.as_deref(), args.draw.as_deref(), args.maxmoves)
+        .map_err(CliError::usage)
 }
 
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {

@@ -116,6 +116,25 @@ impl Draw {
     }
 }
 
+impl Adjudication {
+    /// Builds the rules from the `--resign`, `--draw` and `--maxmoves` options (shared by
+    /// `spar match`, `spar sprt`, `spar report` and `spar tune`).
+    pub fn from_words(
+        resign: Option<&[String]>,
+        draw: Option<&[String]>,
+        max_moves: Option<u32>,
+    ) -> Result<Adjudication, String> {
+        Ok(Adjudication {
+            resign: resign.map(Resign::parse).transpose()?,
+            draw: draw.map(Draw::parse).transpose()?,
+            max_moves: match max_moves {
+                Some(0) => return Err("--maxmoves must be at least 1".to_string()),
+                m => m,
+            },
+        })
+    }
+}
+
 /// What adjudication decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
