@@ -8,7 +8,7 @@ use engine::search::{Limits, Score};
 use engine::types::{Color, Move, PieceType};
 
 use super::adjudication::{Adjudication, Tracker, Verdict};
-use super::player::{MoveRequest, Player, PlayerError};
+use super::player::{MoveReply, MoveRequest, Player, PlayerError};
 use super::variant::MoveLimits;
 
 /// How a game ended.
@@ -301,60 +301,22 @@ pub fn play_game(
         if abort.load(Ordering::Relaxed) {
             return None;
         }
-        let reply = match reply {
+        let checked = judge_reply(
+            reply,
+            &pos,
+            elapsed,
+            setup.limits[s],
+            setup.time_margin[s],
+            &mut clocks[s],
+            &mut nodes[s],
+        );
+        let reply = match checked {
             Ok(r) => r,
-            Err(e) => {
-                return finish(
-                    Outcome::win_for(!side),
-                    termination_of(&e),
-                    format!("{} engine {e}", side_name(side)),
-                    played,
-                    nodes,
-                )
+            Err((termination, why)) => {
+                let reason = format!("{} {why}", side_name(side));
+                return finish(Outcome::win_for(!side), termination, reason, played, nodes);
             }
         };
-        nodes[s] += reply.nodes;
-        if !pos.is_legal(reply.mv) {
-            let text = reply.mv.to_uci(chess960);
-            return finish(
-                Outcome::win_for(!side),
-                Termination::IllegalMove,
-                format!("{} engine played an illegal move: {text}", side_name(side)),
-                played,
-                nodes,
-            );
-        }
-
-        // Clocks: measured here, not trusted from the engine.
-        let lim = setup.limits[s];
-        if let Some(tc) = lim.tc {
-            let clock = &mut clocks[s];
-            if elapsed > clock.remaining + setup.time_margin[s] {
-                return finish(
-                    Outcome::win_for(!side),
-                    Termination::TimeForfeit,
-                    format!("{} loses on time", side_name(side)),
-                    played,
-                    nodes,
-                );
-            }
-            clock.remaining = clock.remaining.saturating_sub(elapsed) + tc.increment;
-            clock.moves_in_period += 1;
-            if tc.moves == Some(clock.moves_in_period) {
-                clock.moves_in_period = 0;
-                clock.remaining += tc.base;
-            }
-        } else if let Some(mt) = lim.movetime {
-            if elapsed > mt + setup.time_margin[s] {
-                return finish(
-                    Outcome::win_for(!side),
-                    Termination::TimeForfeit,
-                    format!("{} exceeded its move time", side_name(side)),
-                    played,
-                    nodes,
-                );
-            }
-        }
 
         let irreversible = reply.mv.is_capture() || pos.moved(reply.mv) == PieceType::Pawn;
         history.push(pos.key());
@@ -398,6 +360,47 @@ pub fn play_game(
             None => {}
         }
     }
+}
+
+/// Checks a player's answer: an error, an illegal move or an overrun clock forfeits (the
+/// termination and the reason, without the side's name); otherwise the clock is updated and
+/// the reply returned. The searched nodes are counted either way.
+fn judge_reply(
+    reply: Result<MoveReply, PlayerError>,
+    pos: &Position,
+    elapsed: Duration,
+    limits: &MoveLimits,
+    margin: Duration,
+    clock: &mut Clock,
+    nodes: &mut u64,
+) -> Result<MoveReply, (Termination, String)> {
+    let reply = reply.map_err(|e| (termination_of(&e), format!("engine {e}")))?;
+    *nodes += reply.nodes;
+    if !pos.is_legal(reply.mv) {
+        let text = reply.mv.to_uci(pos.is_chess960());
+        return Err((
+            Termination::IllegalMove,
+            format!("engine played an illegal move: {text}"),
+        ));
+    }
+    // Clocks are measured by the runner, not trusted from the engine.
+    if let Some(tc) = limits.tc {
+        if elapsed > clock.remaining + margin {
+            return Err((Termination::TimeForfeit, "loses on time".to_string()));
+        }
+        clock.remaining = clock.remaining.saturating_sub(elapsed) + tc.increment;
+        clock.moves_in_period += 1;
+        if tc.moves == Some(clock.moves_in_period) {
+            clock.moves_in_period = 0;
+            clock.remaining += tc.base;
+        }
+    } else if limits.movetime.is_some_and(|mt| elapsed > mt + margin) {
+        return Err((
+            Termination::TimeForfeit,
+            "exceeded its move time".to_string(),
+        ));
+    }
+    Ok(reply)
 }
 
 fn side_name(c: Color) -> &'static str {
