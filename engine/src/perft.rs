@@ -15,7 +15,12 @@ pub fn perft(pos: &Position, depth: u32) -> u64 {
         1 => pos.count_legal_moves(),
         _ => {
             let mut nodes = 0;
-            pos.for_each_legal_move(|m| nodes += perft(&pos.play(m), depth - 1));
+            pos.for_each_legal_move(|m| {
+                // Not `pos.play(m)`: a position returned by value is copied twice.
+                let mut child = pos.clone();
+                child.play_mut(m);
+                nodes += perft(&child, depth - 1)
+            });
             nodes
         }
     }
@@ -28,7 +33,11 @@ pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
     }
     pos.legal_moves()
         .iter()
-        .map(|&m| (m, perft(&pos.play(m), depth - 1)))
+        .map(|&m| {
+            let mut child = pos.clone();
+            child.play_mut(m);
+            (m, perft(&child, depth - 1))
+        })
         .collect()
 }
 

@@ -292,6 +292,10 @@ impl Position {
     }
 
     /// The position after a legal move.
+    ///
+    /// Hot loops should prefer `let mut child = pos.clone(); child.play_mut(mv);`: returning
+    /// the new position by value costs two out-of-line copies of the whole struct instead of
+    /// one inlined copy (measured: bulk-counting perft took about a third longer).
     #[inline]
     pub fn play(&self, mv: Move) -> Position {
         let mut next = self.clone();
@@ -388,12 +392,17 @@ impl Position {
     /// The position with the turn passed (a null move). Not legal when in check.
     pub fn play_null(&self) -> Position {
         let mut next = self.clone();
-        next.set_en_passant(None);
-        next.halfmove += 1;
-        next.side = !self.side;
-        next.key ^= zobrist::KEYS.side;
-        next.update_check_info();
+        next.play_null_mut();
         next
+    }
+
+    /// Passes the turn in place (a null move). Not legal when in check.
+    pub fn play_null_mut(&mut self) {
+        self.set_en_passant(None);
+        self.halfmove += 1;
+        self.side = !self.side;
+        self.key ^= zobrist::KEYS.side;
+        self.update_check_info();
     }
 
     /// The key the position will have after `mv`, computed cheaply for TT prefetching;
@@ -467,7 +476,9 @@ impl Position {
 
     /// Whether `mv` (which must be legal) checks the opponent's king.
     pub fn gives_check(&self, mv: Move) -> bool {
-        self.play(mv).in_check()
+        let mut next = self.clone();
+        next.play_mut(mv);
+        next.in_check()
     }
 }
 

@@ -486,7 +486,8 @@ impl<'a> Worker<'a> {
                 let r = track!("nmp/reduction"; self.sp.nmp_base
                     + depth / self.sp.nmp_divisor
                     + ((eval - beta) / self.sp.nmp_eval_divisor).min(3));
-                let child = pos.play_null();
+                let mut child = pos.clone();
+                child.play_null_mut();
                 self.td.stack[ss].piece_to = None;
                 self.td.keys.push(child.key());
                 let floor = self.rep_floor;
@@ -580,7 +581,8 @@ impl<'a> Worker<'a> {
                 }
             }
 
-            let child = pos.play(mv);
+            let mut child = pos.clone();
+            child.play_mut(mv);
             self.td.stack[ss].piece_to = Some(pt);
             self.td.keys.push(child.key());
             moves += 1;
@@ -796,7 +798,8 @@ impl<'a> Worker<'a> {
                     continue;
                 }
             }
-            let child = pos.play(mv);
+            let mut child = pos.clone();
+            child.play_mut(mv);
             self.td.stack[ss].piece_to = Some(piece_to(pos, mv));
             let score = -self.qsearch::<PV>(&child, -beta, -alpha, ply + 1);
             if self.stopped {
