@@ -1,7 +1,7 @@
 //! Fully legal move generation for standard chess and Chess960.
 //!
 //! One generator, parameterised by which moves are wanted (all, noisy = captures and
-//! promotions, quiet = the rest) and by a [`Sink`] that either collects moves into a
+//! promotions, quiet = the rest) and by a `Sink` that either collects moves into a
 //! [`MoveList`] or only counts them (bulk counting for perft: a piece's moves are counted
 //! with one popcount). Legality comes from check and pin masks computed when the position
 //! was made, so no move is ever made and taken back to test it.

@@ -1,6 +1,6 @@
 //! `track!` instrumentation: what the search is doing, measured in self-play.
 //!
-//! Wrap any integer or `bool` expression in [`track!`](crate::track) and it is returned
+//! Wrap any integer or `bool` expression in [`track!`](macro@crate::track) and it is returned
 //! unchanged; with the cargo feature `track` every evaluation is also *recorded* at its
 //! site. A site's statistics are its record count, exact sums of `x`, `|x|` and `x²`, the
 //! minimum, the maximum and a histogram ([`Accumulator`]).

@@ -7,7 +7,7 @@
 //! estimated score, v its per-unit variance and s₀, s₁ the scores of the bounds. From the
 //! current LLR x between the bounds A < x < B, with θ = 2μ/σ²,
 //! P(pass) = (1 − e^(−θ(x−A))) / (1 − e^(−θ(B−A))) and
-//! E[units] = (P·B + (1−P)·A − x)/μ ((x−A)(B−x)/σ² without drift).
+//! E\[units\] = (P·B + (1−P)·A − x)/μ ((x−A)(B−x)/σ² without drift).
 
 use crate::counts::Sample;
 use crate::elo::elo_to_score;

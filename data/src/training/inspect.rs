@@ -51,13 +51,13 @@ pub struct Summary {
     pub bytes: u64,
     /// Games (viriformat only).
     pub games: Option<u64>,
-    /// Results of the games, indexed by [`Wdl`] (viriformat only).
+    /// Results of the games, indexed by [`Wdl`](super::Wdl) (viriformat only).
     pub game_results: [u64; 3],
     /// Shortest and longest game in positions (viriformat only).
     pub game_lengths: Option<(u64, u64)>,
     /// Positions read.
     pub positions: u64,
-    /// Positions by game result, indexed by [`Wdl`].
+    /// Positions by game result, indexed by [`Wdl`](super::Wdl).
     pub results: [u64; 3],
     /// Positions per histogram bucket ([`HISTOGRAM_EDGES`] plus one).
     pub histogram: [u64; 15],

@@ -8,7 +8,7 @@
 //! | `kindergarten` | [`kindergarten`]: kindergarten bitboards |
 //! | `pext` | [`pext`]: BMI2 PEXT (falls back to magic without `target-feature=+bmi2`) |
 //!
-//! All four are compiled in every build (and tested against [`reference`]); the feature
+//! All four are compiled in every build (and tested against [`mod@reference`]); the feature
 //! only picks the one behind [`rook_attacks`] and [`bishop_attacks`]. If several features are
 //! on, the first in the order pext, kindergarten, magic_runtime wins.
 

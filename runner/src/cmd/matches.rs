@@ -32,7 +32,7 @@ use crate::progress::Progress;
 ///   spar match --engine name=sf cmd=/usr/games/stockfish option.Hash=16 --engine name=spar --each tc=10+0.1
 ///
 /// Engine keys: name, cmd (external UCI engine), args, dir, git / features (build spar at a
-/// revision / with cargo features), params (parameter file, builtin), option.<Name>,
+/// revision / with cargo features), params (parameter file, builtin), `option.<Name>`,
 /// nodes, depth, movetime (ms), st (s), tc (moves/base+inc, seconds), timemargin (ms).
 #[derive(clap::Args, Debug, Clone)]
 #[command(verbatim_doc_comment)]

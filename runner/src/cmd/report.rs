@@ -37,7 +37,7 @@ const CHILD_ENV: &str = "SPAR_REPORT_TRACK_CHILD";
 /// asked to dump their statistics through the `TrackFile` UCI option.
 ///
 /// Engine keys are those of `spar match` (name, cmd, args, dir, git, features, params,
-/// option.<Name>, nodes, depth, movetime, st, tc, timemargin).
+/// `option.<Name>`, nodes, depth, movetime, st, tc, timemargin).
 #[derive(clap::Args, Debug, Clone)]
 #[command(verbatim_doc_comment)]
 pub struct ReportArgs {

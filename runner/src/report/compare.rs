@@ -3,7 +3,7 @@
 //!
 //! Records of one search are not independent (neighbouring nodes are alike), so treating
 //! millions of records as independent samples would flag every tiny difference. The unit of
-//! independence is the game: with per-game sums ([`PerGame`]) the tests use
+//! independence is the game: with per-game sums ([`PerGame`](super::stats::PerGame)) the tests use
 //!
 //! * **N per game**: the per-game counts n_g; mean n̄ = Σn/G, variance of the mean
 //!   (Σn² − (Σn)²/G) / (G (G − 1)), G − 1 degrees of freedom;
