@@ -30,6 +30,8 @@ type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 struct Session {
     searcher: Arc<Mutex<Searcher>>,
     stop: Arc<AtomicBool>,
+    /// Set from `go ponder` until `ponderhit`.
+    ponder: Arc<AtomicBool>,
     worker: Option<JoinHandle<()>>,
     position: Position,
     history: Vec<u64>,
@@ -40,6 +42,23 @@ struct Session {
     track_file: String,
     out: Out,
 }
+
+/// The words of `go`, which end a `searchmoves` list.
+const GO_WORDS: [&str; 13] = [
+    "searchmoves",
+    "ponder",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "depth",
+    "nodes",
+    "mate",
+    "movetime",
+    "infinite",
+    "perft",
+];
 
 fn say(out: &Out, line: &str) {
     let mut out = out.lock().expect("stdout lock");
@@ -52,9 +71,11 @@ fn say(out: &Out, line: &str) {
 pub fn run(input: impl BufRead, output: Box<dyn Write + Send>, mut quit_hook: Option<QuitHook>) {
     let searcher = Searcher::new(Params::defaults());
     let stop = searcher.stop_flag();
+    let ponder = searcher.ponder_flag();
     let mut s = Session {
         searcher: Arc::new(Mutex::new(searcher)),
         stop,
+        ponder,
         worker: None,
         position: Position::startpos(),
         history: Vec::new(),
@@ -101,7 +122,8 @@ impl Session {
             }
             "go" => self.go(&rest),
             "stop" => self.stop_search(),
-            "ponderhit" => {}
+            // The search goes on, now on the clock (a no-op when not pondering).
+            "ponderhit" => self.ponder.store(false, Ordering::SeqCst),
             "quit" => return false,
             "bench" => {
                 self.stop_search();
@@ -140,6 +162,7 @@ impl Session {
             "option name Threads type spin default 1 min 1 max 1024".to_string(),
             "option name Clear Hash type button".to_string(),
             "option name UCI_Chess960 type check default false".to_string(),
+            "option name Ponder type check default false".to_string(),
             "option name MultiPV type spin default 1 min 1 max 1".to_string(),
             "option name TrackFile type string default <empty>".to_string(),
         ];
@@ -194,6 +217,11 @@ impl Session {
                 Some("true") => self.chess960 = true,
                 Some("false") => self.chess960 = false,
                 _ => say(&self.out, "info string UCI_Chess960 needs true or false"),
+            },
+            // The GUI decides when to ponder (`go ponder`); the option only says we can.
+            "ponder" => match value.map(str::to_ascii_lowercase).as_deref() {
+                Some("true" | "false") => {}
+                _ => say(&self.out, "info string Ponder needs true or false"),
             },
             "multipv" => {
                 if value != Some("1") {
@@ -269,6 +297,7 @@ impl Session {
     fn go(&mut self, rest: &[&str]) {
         self.stop_search();
         let mut limits = Limits::default();
+        let mut ponder = false;
         let mut i = 0;
         let ms = |v: Option<&&str>| {
             v.and_then(|v| v.parse::<i64>().ok())
@@ -295,7 +324,29 @@ impl Session {
                     limits.infinite = true;
                     takes_value = false;
                 }
-                "ponder" => takes_value = false,
+                "ponder" => {
+                    ponder = true;
+                    takes_value = false;
+                }
+                "searchmoves" => {
+                    takes_value = false;
+                    while let Some(&word) = rest.get(i + 1) {
+                        if GO_WORDS.contains(&word) {
+                            break;
+                        }
+                        i += 1;
+                        match self.position.parse_uci_move(word) {
+                            Some(mv) => limits.searchmoves.push(mv),
+                            None => say(
+                                &self.out,
+                                &format!(
+                                    "info string searchmoves: '{word}' is not a legal move \
+                                     here; ignored"
+                                ),
+                            ),
+                        }
+                    }
+                }
                 other => {
                     say(
                         &self.out,
@@ -335,6 +386,8 @@ impl Session {
             i += if takes_value { 2 } else { 1 };
         }
         self.stop.store(false, Ordering::SeqCst);
+        // Set before the search starts, so that an early `ponderhit` is never lost.
+        self.ponder.store(ponder, Ordering::SeqCst);
         let searcher = Arc::clone(&self.searcher);
         let out = Arc::clone(&self.out);
         let position = self.position.clone();
@@ -352,7 +405,14 @@ impl Session {
                     p.to_uci(chess960)
                 ),
                 (Some(b), None) => format!("bestmove {}", b.to_uci(chess960)),
-                (None, _) => "bestmove 0000".to_string(),
+                (None, _) => {
+                    // Mate or stalemate on the board: say so, as GUIs expect.
+                    let score = match result.score {
+                        Score::Mate(n) => format!("mate {n}"),
+                        Score::Cp(cp) => format!("cp {cp}"),
+                    };
+                    format!("info depth 0 score {score}\nbestmove 0000")
+                }
             };
             say(&out, &line);
         }));

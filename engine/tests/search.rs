@@ -307,3 +307,92 @@ fn params_change_the_search() {
     let c = s.search(&pos, &[], &depth(7), &mut |_| {});
     assert_eq!(c.nodes, b.nodes);
 }
+
+#[test]
+fn searchmoves_restrict_the_root() {
+    let pos = Position::startpos();
+    let allowed: Vec<_> = ["a2a3", "h2h4"]
+        .iter()
+        .map(|m| pos.parse_uci_move(m).unwrap())
+        .collect();
+    let mut s = Searcher::new(Params::defaults());
+    let mut pv_starts = Vec::new();
+    let r = s.search(
+        &pos,
+        &[],
+        &Limits {
+            depth: Some(7),
+            searchmoves: allowed.clone(),
+            ..Limits::default()
+        },
+        &mut |info| pv_starts.push(info.pv[0]),
+    );
+    assert!(allowed.contains(&r.best_move.unwrap()), "{:?}", r.best_move);
+    assert!(
+        pv_starts.iter().all(|m| allowed.contains(m)),
+        "{pv_starts:?}"
+    );
+    // A stop before the first iteration completes still answers with an allowed move.
+    s.stop_flag().store(true, Ordering::Relaxed);
+    let r = s.search(
+        &pos,
+        &[],
+        &Limits {
+            searchmoves: vec![allowed[1]],
+            ..Limits::default()
+        },
+        &mut |_| {},
+    );
+    assert_eq!(r.best_move, Some(allowed[1]));
+    s.stop_flag().store(false, Ordering::Relaxed);
+    // Moves that are not legal here are ignored; none legal means all moves.
+    let black = Position::from_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+        .unwrap()
+        .parse_uci_move("e7e5")
+        .unwrap();
+    let r = s.search(
+        &pos,
+        &[],
+        &Limits {
+            depth: Some(4),
+            searchmoves: vec![black],
+            ..Limits::default()
+        },
+        &mut |_| {},
+    );
+    assert!(pos.legal_moves().contains(r.best_move.unwrap()));
+}
+
+#[test]
+fn pondering_ignores_the_clock_until_ponderhit() {
+    let pos = Position::startpos();
+    let mut s = Searcher::new(Params::defaults());
+    let ponder = s.ponder_flag();
+    ponder.store(true, Ordering::Relaxed);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let limits = Limits {
+            movetime: Some(Duration::from_millis(20)),
+            ..Limits::default()
+        };
+        let r = s.search(&pos, &[], &limits, &mut |_| {});
+        tx.send(Instant::now()).unwrap();
+        r
+    });
+    // Far beyond the 20 ms movetime, the search is still going.
+    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
+    let hit = Instant::now();
+    ponder.store(false, Ordering::Relaxed);
+    let done = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("ends after ponderhit");
+    let r = worker.join().unwrap();
+    // The clock started at ponderhit: the 20 ms movetime then applies (loose bound for a
+    // busy machine).
+    assert!(done.duration_since(hit) < Duration::from_millis(1500));
+    assert!(
+        r.depth >= 5,
+        "pondering searched deeper than 20 ms would: {}",
+        r.depth
+    );
+}

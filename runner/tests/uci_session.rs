@@ -390,6 +390,7 @@ fn handshake_lists_the_standard_and_tunable_options() {
         "option name Hash type spin default ",
         "option name Threads type spin default 1 ",
         "option name UCI_Chess960 type check default false",
+        "option name Ponder type check default false",
         "option name Clear Hash type button",
     ] {
         assert!(
@@ -574,6 +575,113 @@ fn infinite_search_stops_promptly_and_isready_is_answered_while_searching() {
     // A second stop, with nothing running, is ignored.
     uci.send("stop");
     assert!(uci.sync().is_empty());
+}
+
+#[test]
+fn searchmoves_restricts_the_root_moves() {
+    let _g = serial();
+    let mut uci = Uci::start();
+    uci.send("position startpos");
+    // The list ends at the next `go` word; a move that is not legal is reported and dropped.
+    let search = uci.go("go searchmoves a2a3 h2h3 e2e5 depth 6");
+    assert!(
+        ["a2a3", "h2h3"].contains(&search.bestmove.as_str()),
+        "bestmove {} outside searchmoves",
+        search.bestmove
+    );
+    assert!(
+        search
+            .other
+            .iter()
+            .any(|l| l.contains("'e2e5' is not a legal move")),
+        "{:?}",
+        search.other
+    );
+    for info in &search.infos {
+        assert!(["a2a3", "h2h3"].contains(&info.pv[0].as_str()), "{info:?}");
+    }
+    // The list may come last, and a single move is searched alone.
+    uci.send("setoption name Clear Hash");
+    let search = uci.go("go depth 5 searchmoves g1h3");
+    assert_eq!(search.bestmove, "g1h3");
+    // The restriction lasts one `go`: without it the engine plays its own choice again.
+    let search = uci.go("go depth 5");
+    assert_ne!(search.bestmove, "g1h3");
+    // Nothing legal in the list: every move is searched.
+    let search = uci.go("go depth 4 searchmoves e7e5");
+    check_search(&uci, &search, &Position::startpos(), false);
+    uci.send("quit");
+    assert!(uci.wait_exit(Duration::from_secs(5)).is_some());
+}
+
+#[test]
+fn pondering_waits_for_ponderhit_then_keeps_the_clock() {
+    let _g = serial();
+    let mut uci = Uci::start();
+    uci.send("setoption name Ponder value true");
+    uci.send("position startpos moves e2e4 e7e5");
+    assert!(uci.sync().is_empty(), "Ponder is a known option");
+    // 100 ms on the clock would end a normal search within ~60 ms; pondering ignores it.
+    uci.send("go ponder wtime 100 btime 100");
+    std::thread::sleep(Duration::from_millis(700));
+    let before = uci.sync();
+    assert!(
+        !before.iter().any(|l| l.starts_with("bestmove")),
+        "bestmove while pondering: {before:?}"
+    );
+    let sent = uci.send("ponderhit");
+    let (_, best, at) = uci.until(PATIENCE, |l| l.starts_with("bestmove"));
+    let after = at - sent;
+    eprintln!("bestmove {after:?} after ponderhit");
+    let mv = best.split_whitespace().nth(1).unwrap().to_string();
+    let pos = position(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+        false,
+    );
+    play_strict(pos, &[mv], false).unwrap_or_else(|e| uci.fail(&e));
+    // The clock runs from ponderhit: 100 ms left means an answer well within a second
+    // (the bound leaves room for a busy machine).
+    assert!(after < Duration::from_millis(3000), "took {after:?}");
+
+    // `stop` ends a ponder search (the opponent played another move) with a bestmove.
+    uci.send("go ponder movetime 50");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(!uci.sync().iter().any(|l| l.starts_with("bestmove")));
+    uci.send("stop");
+    uci.until(PATIENCE, |l| l.starts_with("bestmove"));
+    // A ponder search that runs out of depth still waits.
+    uci.send("go ponder depth 2");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!uci.sync().iter().any(|l| l.starts_with("bestmove")));
+    uci.send("ponderhit");
+    uci.until(PATIENCE, |l| l.starts_with("bestmove"));
+    // A stray ponderhit with nothing running changes nothing.
+    uci.send("ponderhit");
+    assert!(uci.sync().is_empty());
+    uci.send("quit");
+    assert!(uci.wait_exit(Duration::from_secs(5)).is_some());
+}
+
+#[test]
+fn checkmated_or_stalemated_side_answers_with_a_null_move() {
+    let _g = serial();
+    let mut uci = Uci::start();
+    uci.send("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
+    uci.send("go depth 5");
+    let (before, best, _) = uci.until(PATIENCE, |l| l.starts_with("bestmove"));
+    assert_eq!(best, "bestmove 0000");
+    assert_eq!(before, ["info depth 0 score mate 0"]);
+    // `go infinite` answers only after `stop`, even with nothing to search.
+    uci.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    uci.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(uci.sync().is_empty(), "no answer before stop");
+    uci.send("stop");
+    let (before, best, _) = uci.until(PATIENCE, |l| l.starts_with("bestmove"));
+    assert_eq!(best, "bestmove 0000");
+    assert_eq!(before, ["info depth 0 score cp 0"]);
+    uci.send("quit");
+    assert!(uci.wait_exit(Duration::from_secs(5)).is_some());
 }
 
 #[test]

@@ -38,6 +38,11 @@ pub(crate) struct Shared<'a> {
     pub node_limit: Option<u64>,
     pub depth_limit: i32,
     pub infinite: bool,
+    /// Set while pondering (`go ponder` until `ponderhit`): no time limit applies, and the
+    /// clock starts when it is cleared.
+    pub ponder: &'a AtomicBool,
+    /// The root moves to search (`go searchmoves`); empty means all.
+    pub root_moves: &'a [Move],
 }
 
 /// One ply of the search stack.
@@ -108,6 +113,9 @@ pub(crate) struct Worker<'a> {
     nmp_min_ply: usize,
     /// Index in `keys` below which repetitions are not looked for (after a null move).
     rep_floor: usize,
+    /// When this search's clock started: at the start, or at `ponderhit` when pondering
+    /// (`None` until then).
+    clock_start: Option<Instant>,
 }
 
 impl<'a> Worker<'a> {
@@ -138,7 +146,17 @@ impl<'a> Worker<'a> {
             root_depth: 0,
             nmp_min_ply: 0,
             rep_floor: 0,
+            clock_start: (!sh.ponder.load(Relaxed)).then_some(sh.start),
         }
+    }
+
+    /// Time on this search's clock: `None` while pondering (no time limit applies).
+    fn clock(&mut self) -> Option<Duration> {
+        if self.clock_start.is_none() && !self.sh.ponder.load(Relaxed) {
+            // `ponderhit`: the clock runs from now (seen within 1024 nodes of it).
+            self.clock_start = Some(Instant::now());
+        }
+        self.clock_start.map(|t| t.elapsed())
     }
 
     #[inline(always)]
@@ -184,7 +202,7 @@ impl<'a> Worker<'a> {
     }
 
     #[cold]
-    fn poll(&self) -> bool {
+    fn poll(&mut self) -> bool {
         if self.sh.abort.load(Relaxed) {
             return true;
         }
@@ -204,7 +222,10 @@ impl<'a> Worker<'a> {
         if self.sh.stop.load(Relaxed) {
             return true;
         }
-        matches!(self.sh.hard, Some(h) if self.sh.start.elapsed() >= h)
+        match self.sh.hard {
+            Some(h) => self.clock().is_some_and(|t| t >= h),
+            None => false,
+        }
     }
 
     #[inline(always)]
@@ -302,7 +323,10 @@ impl<'a> Worker<'a> {
                 prev_best = out.pv.first().copied();
                 const SCALE: [u32; 5] = [200, 140, 110, 90, 75];
                 if let Some(soft) = self.sh.soft {
-                    if self.sh.start.elapsed() >= soft * SCALE[stable.min(4)] / 100 {
+                    if self
+                        .clock()
+                        .is_some_and(|t| t >= soft * SCALE[stable.min(4)] / 100)
+                    {
                         break;
                     }
                 }
@@ -310,11 +334,8 @@ impl<'a> Worker<'a> {
         }
         self.sh.nodes[self.id].store(self.nodes, Relaxed);
         track!("search/depth"; out.depth);
-        if self.is_main() && self.sh.infinite {
-            // `go infinite` returns only when stopped.
-            while !self.sh.stop.load(Relaxed) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+        if self.is_main() {
+            super::hold(self.sh.stop, self.sh.ponder, self.sh.infinite);
         }
         out
     }
@@ -542,6 +563,9 @@ impl<'a> Worker<'a> {
                 picker.next(pos, &ctx)
             };
             let Some(mv) = mv else { break };
+            if root && !self.sh.root_moves.is_empty() && !self.sh.root_moves.contains(&mv) {
+                continue;
+            }
             let quiet = !mv.is_noisy();
             let pt = piece_to(pos, mv);
             let hist = if quiet {
@@ -696,9 +720,12 @@ impl<'a> Worker<'a> {
         } else {
             Bound::Upper
         };
-        self.sh
-            .tt
-            .store(key, ply, best_move, best_score, raw_eval, depth, bound, PV);
+        // With `searchmoves` the root's best is only the best of some moves: not worth storing.
+        if !root || self.sh.root_moves.is_empty() {
+            self.sh
+                .tt
+                .store(key, ply, best_move, best_score, raw_eval, depth, bound, PV);
+        }
         best_score
     }
 

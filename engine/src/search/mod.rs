@@ -80,6 +80,9 @@ pub struct Limits {
     /// Search until stopped (`go infinite`): the search does not return before the stop
     /// flag is set, even if it has run out of depth.
     pub infinite: bool,
+    /// Search only these root moves (`go searchmoves`); empty means all. Moves that are not
+    /// legal in the position are ignored, and if none is legal, every move is searched.
+    pub searchmoves: Vec<Move>,
 }
 
 /// A search score in UCI terms.
@@ -188,6 +191,7 @@ pub struct Searcher {
     tt: TranspositionTable,
     threads: Vec<Box<ThreadData>>,
     stop: Arc<AtomicBool>,
+    ponder: Arc<AtomicBool>,
 }
 
 impl Searcher {
@@ -200,6 +204,7 @@ impl Searcher {
             tt: TranspositionTable::new(16),
             threads: vec![ThreadData::new()],
             stop: Arc::new(AtomicBool::new(false)),
+            ponder: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -240,6 +245,15 @@ impl Searcher {
         Arc::clone(&self.stop)
     }
 
+    /// The pondering flag (UCI `go ponder` … `ponderhit`). Set it before starting a search to
+    /// ponder: while it is set no time limit applies and the search does not return (it waits
+    /// for `stop` even when it has run out of depth). Clearing it is `ponderhit`: the clock
+    /// starts then, with the search's own time limits. Like the stop flag, only the caller
+    /// changes it.
+    pub fn ponder_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.ponder)
+    }
+
     /// Searches `pos` within `limits`, calling `on_iteration` after each completed iteration.
     ///
     /// `history`: Zobrist keys of the game's earlier positions (oldest first, NOT including
@@ -254,8 +268,11 @@ impl Searcher {
         let start = Instant::now();
         self.tt.new_search();
 
-        let legal = pos.legal_moves();
+        let mut legal = pos.legal_moves();
         if legal.is_empty() {
+            // Mate or stalemate: nothing to search, but `go infinite` and pondering still
+            // answer only when told to.
+            hold(&self.stop, &self.ponder, limits.infinite);
             let score = if pos.in_check() {
                 Score::Mate(0)
             } else {
@@ -273,6 +290,16 @@ impl Searcher {
             };
         }
 
+        let root_moves: Vec<Move> = legal
+            .iter()
+            .copied()
+            .filter(|m| limits.searchmoves.contains(m))
+            .collect();
+        if !root_moves.is_empty() {
+            legal
+                .as_mut_slice()
+                .sort_by_key(|m| !root_moves.contains(m));
+        }
         let bounds = timeman::bounds(limits, pos.side_to_move());
         let counters: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
         let abort = AtomicBool::new(false);
@@ -289,6 +316,8 @@ impl Searcher {
             node_limit: limits.nodes,
             depth_limit: limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
             infinite: limits.infinite,
+            ponder: &self.ponder,
+            root_moves: &root_moves,
         };
 
         let (main, helpers) = self.threads.split_first_mut().expect("at least one thread");
@@ -315,6 +344,7 @@ impl Searcher {
                 .probe(pos.key(), 0)
                 .and_then(|e| e.mv)
                 .filter(|&m| legality::is_legal(pos, m))
+                .filter(|m| root_moves.is_empty() || root_moves.contains(m))
                 .or(Some(legal.as_slice()[0]))
         });
         if outcome.pv.is_empty() {
@@ -330,5 +360,13 @@ impl Searcher {
             pv: outcome.pv,
             time: start.elapsed(),
         }
+    }
+}
+
+/// Waits while the search must not return yet: until `stop` is set, for `go infinite` and
+/// while pondering.
+fn hold(stop: &AtomicBool, ponder: &AtomicBool, infinite: bool) {
+    while !stop.load(Ordering::Relaxed) && (infinite || ponder.load(Ordering::Relaxed)) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
