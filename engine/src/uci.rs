@@ -315,7 +315,7 @@ impl Session {
                 "movestogo" => limits.movestogo = value.and_then(|v| v.parse().ok()),
                 "depth" => limits.depth = value.and_then(|v| v.parse().ok()),
                 "nodes" => limits.nodes = value.and_then(|v| v.parse().ok()),
-                "mate" => limits.depth = value.and_then(|v| v.parse::<i32>().ok()).map(|m| 2 * m),
+                "mate" => limits.mate = value.and_then(|v| v.parse().ok()),
                 "perft" => {
                     let depth = value.and_then(|v| v.parse().ok()).unwrap_or(1);
                     return self.perft(depth);
@@ -366,7 +366,8 @@ impl Session {
                     // without that limit.
                     Some(v)
                         if match rest[i] {
-                            "depth" | "mate" => v.parse::<i32>().is_err(),
+                            "depth" => v.parse::<i32>().is_err(),
+                            "mate" => v.parse::<u32>().is_err(),
                             "nodes" => v.parse::<u64>().is_err(),
                             "movestogo" => v.parse::<u32>().is_err(),
                             _ => v.parse::<i64>().is_err(),

@@ -396,3 +396,33 @@ fn pondering_ignores_the_clock_until_ponderhit() {
         r.depth
     );
 }
+
+#[test]
+fn go_mate_stops_at_a_short_enough_mate() {
+    let fen = "3r1r1k/1p3p1p/p2p4/4n1NN/6bQ/1BPq4/P3p1PP/1R5K w - - 0 1";
+    let mate = |n| Limits {
+        mate: Some(n),
+        ..Limits::default()
+    };
+    // Without another limit the search would go on to the maximum depth.
+    let r3 = search(fen, mate(3));
+    assert_eq!((uci(&r3), r3.score), ("g5f7".to_string(), Score::Mate(3)));
+    assert!(r3.depth < 30, "went on to depth {}", r3.depth);
+    // A mate shorter than asked for also ends it.
+    let r = search(fen, mate(5));
+    assert_eq!((r.score, r.depth), (Score::Mate(3), r3.depth));
+    // A longer one does not: the search goes on until another limit ends it.
+    let r = search(
+        fen,
+        Limits {
+            nodes: Some(200_000),
+            ..mate(2)
+        },
+    );
+    assert!(
+        r.depth > r3.depth || r.nodes >= 200_000,
+        "stopped at depth {} with {:?}",
+        r.depth,
+        r.score
+    );
+}

@@ -38,6 +38,8 @@ pub(crate) struct Shared<'a> {
     pub node_limit: Option<u64>,
     pub depth_limit: i32,
     pub infinite: bool,
+    /// `go mate N`: stop at a mate in at most N moves.
+    pub mate: Option<u32>,
     /// Set while pondering (`go ponder` until `ponderhit`): no time limit applies, and the
     /// clock starts when it is cleared.
     pub ponder: &'a AtomicBool,
@@ -321,6 +323,11 @@ impl<'a> Worker<'a> {
                     0
                 };
                 prev_best = out.pv.first().copied();
+                if let (Some(n), Score::Mate(m)) = (self.sh.mate, Score::from_internal(score)) {
+                    if (1..=n as i32).contains(&m) {
+                        break;
+                    }
+                }
                 const SCALE: [u32; 5] = [200, 140, 110, 90, 75];
                 if let Some(soft) = self.sh.soft {
                     if self

@@ -80,6 +80,9 @@ pub struct Limits {
     /// Search until stopped (`go infinite`): the search does not return before the stop
     /// flag is set, even if it has run out of depth.
     pub infinite: bool,
+    /// Stop as soon as a mate in at most this many moves is found (`go mate N`); other limits
+    /// still apply.
+    pub mate: Option<u32>,
     /// Search only these root moves (`go searchmoves`); empty means all. Moves that are not
     /// legal in the position are ignored, and if none is legal, every move is searched.
     pub searchmoves: Vec<Move>,
@@ -316,6 +319,7 @@ impl Searcher {
             node_limit: limits.nodes,
             depth_limit: limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH),
             infinite: limits.infinite,
+            mate: limits.mate,
             ponder: &self.ponder,
             root_moves: &root_moves,
         };
