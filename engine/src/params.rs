@@ -33,6 +33,9 @@ pub struct Tunable {
     pub r_end: f64,
     /// Whether this is an evaluation weight (Texel-tunable) or a search parameter.
     pub eval: bool,
+    /// Element names of an array (`material_mg_knight`); empty: elements are named by index,
+    /// or by square for 64-entry tables.
+    pub names: &'static [&'static str],
 }
 
 /// Every parameter linked into the program.
@@ -44,9 +47,29 @@ pub static TUNABLES: [Tunable];
 /// ```ignore
 /// tunable!(pub RFP_MARGIN = search "rfp_margin": 75, 0..=300, c_end 8.0, r_end 0.002);
 /// tunable!(pub PST_KNIGHT_MG = eval "pst_knight_mg": [0; 64], -300..=300, c_end 4.0, r_end 0.002);
+/// // Elements named `king_shield_mg_near` and `king_shield_mg_far` (otherwise `_0`, `_1`):
+/// tunable!(pub KING_SHIELD_MG = eval "king_shield_mg": [12, 6] names [near, far], -100..=100, c_end 1.0, r_end 0.002);
 /// ```
 #[macro_export]
 macro_rules! tunable {
+    ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$($value:expr),* $(,)?] names [$($label:ident),* $(,)?], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
+        $(#[$meta])*
+        #[linkme::distributed_slice($crate::params::TUNABLES)]
+        $vis static $ident: $crate::params::Tunable = $crate::params::Tunable {
+            name: $name,
+            defaults: &[$($value),*],
+            min: $min,
+            max: $max,
+            c_end: $c,
+            r_end: $r,
+            eval: $crate::tunable!(@kind $kind),
+            names: &[$(stringify!($label)),*],
+        };
+        const _: () = assert!(
+            [$(stringify!($label)),*].len() == [$($value),*].len(),
+            "one name per element"
+        );
+    };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$($value:expr),* $(,)?], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
         $(#[$meta])*
         #[linkme::distributed_slice($crate::params::TUNABLES)]
@@ -58,6 +81,7 @@ macro_rules! tunable {
             c_end: $c,
             r_end: $r,
             eval: $crate::tunable!(@kind $kind),
+            names: &[],
         };
     };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$value:expr; $n:literal], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
@@ -71,6 +95,7 @@ macro_rules! tunable {
             c_end: $c,
             r_end: $r,
             eval: $crate::tunable!(@kind $kind),
+            names: &[],
         };
     };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : $value:literal, $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
@@ -158,10 +183,23 @@ impl fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
+/// Known names close to an unknown one: the elements of the array it names an element of
+/// (`material_mg_1` → `material_mg_pawn`, …), else up to four names with its first word.
 fn suggestions(name: &str) -> Vec<String> {
+    let specs = &layout().specs;
+    if let Some((base, _)) = name.rsplit_once('_') {
+        let prefix = format!("{base}_");
+        let elements: Vec<String> = specs
+            .iter()
+            .filter(|s| s.name.starts_with(&prefix) && !s.name[prefix.len()..].contains('_'))
+            .map(|s| s.name.clone())
+            .collect();
+        if (1..=8).contains(&elements.len()) {
+            return elements;
+        }
+    }
     let stem = name.split('_').next().unwrap_or(name);
-    layout()
-        .specs
+    specs
         .iter()
         .filter(|s| !stem.is_empty() && s.name.starts_with(stem) && s.name.len() < 40)
         .take(4)
@@ -177,9 +215,11 @@ struct Layout {
     by_name: HashMap<String, usize>,
 }
 
-fn element_name(base: &str, len: usize, i: usize) -> String {
+fn element_name(base: &str, names: &[&str], len: usize, i: usize) -> String {
     if len == 1 {
         base.to_string()
+    } else if let Some(label) = names.get(i) {
+        format!("{base}_{label}")
     } else if len == 64 {
         format!("{base}_{}", Square::from_index(i))
     } else {
@@ -199,7 +239,7 @@ fn layout() -> &'static Layout {
             offsets[i] = specs.len();
             for (k, &default) in t.defaults.iter().enumerate() {
                 specs.push(ParamSpec {
-                    name: element_name(t.name, t.defaults.len(), k),
+                    name: element_name(t.name, t.names, t.defaults.len(), k),
                     default,
                     min: t.min,
                     max: t.max,
@@ -353,6 +393,7 @@ mod tests {
 
     crate::tunable!(TEST_SCALAR = search "zz_test_scalar": 7, 0..=10, c_end 1.0, r_end 0.002);
     crate::tunable!(TEST_TABLE = eval "zz_test_table": [3; 64], -5..=5, c_end 1.0, r_end 0.002);
+    crate::tunable!(TEST_NAMED = eval "zz_test_named": [1, 2] names [low, high], 0..=5, c_end 1.0, r_end 0.002);
 
     #[test]
     fn registry_holds_declared_parameters() {
@@ -390,5 +431,26 @@ mod tests {
             "{msg}"
         );
         assert_eq!(p.changed().count(), 2);
+    }
+
+    #[test]
+    fn named_elements_and_suggestions() {
+        assert_eq!(spec("zz_test_named_low").unwrap().default, 1);
+        assert_eq!(spec("zz_test_named_high").unwrap().default, 2);
+        assert!(spec("zz_test_named_0").is_none());
+        // An index where names are used points at the names.
+        let msg = Params::defaults()
+            .set("zz_test_named_1", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("did you mean zz_test_named_low, zz_test_named_high?"),
+            "{msg}"
+        );
+        let msg = Params::defaults()
+            .set("material_mg_1", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("material_mg_knight"), "{msg}");
     }
 }

@@ -41,10 +41,10 @@ fn json(path: &Path) -> serde_json::Value {
 /// Weakened: knights and bishops valued as 1.5 pawns.
 const WEAK: [&str; 5] = [
     "name=weak",
-    "option.material_mg_1=150",
-    "option.material_eg_1=150",
-    "option.material_mg_2=150",
-    "option.material_eg_2=150",
+    "option.material_mg_knight=150",
+    "option.material_eg_knight=150",
+    "option.material_mg_bishop=150",
+    "option.material_eg_bishop=150",
 ];
 
 #[test]

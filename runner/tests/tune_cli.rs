@@ -315,7 +315,7 @@ fn texel_run_writes_weights_a_match_loads() {
     assert!(epochs[3] < epochs[0], "{epochs:?}");
     let weights = std::fs::read_to_string(d.join("w.txt")).unwrap();
     assert!(weights.lines().count() > 500);
-    assert!(weights.contains("material_mg_1, "));
+    assert!(weights.contains("material_mg_knight, "));
     let rust = std::fs::read_to_string(d.join("w.rs")).unwrap();
     assert!(rust.contains("crate::tunable!(\n    pub MATERIAL_MG = eval \"material_mg\": ["));
     ok(&spar(

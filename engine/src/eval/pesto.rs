@@ -7,11 +7,11 @@
 
 crate::tunable!(
     /// Midgame material value by piece type (pawn, knight, bishop, rook, queen, king).
-    pub MATERIAL_MG = eval "material_mg": [82, 337, 365, 477, 1025, 0], 0..=2500, c_end 8.0, r_end 0.002
+    pub MATERIAL_MG = eval "material_mg": [82, 337, 365, 477, 1025, 0] names [pawn, knight, bishop, rook, queen, king], 0..=2500, c_end 8.0, r_end 0.002
 );
 crate::tunable!(
     /// Endgame material value by piece type (pawn, knight, bishop, rook, queen, king).
-    pub MATERIAL_EG = eval "material_eg": [94, 281, 297, 512, 936, 0], 0..=2500, c_end 8.0, r_end 0.002
+    pub MATERIAL_EG = eval "material_eg": [94, 281, 297, 512, 936, 0] names [pawn, knight, bishop, rook, queen, king], 0..=2500, c_end 8.0, r_end 0.002
 );
 
 crate::tunable!(

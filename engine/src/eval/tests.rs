@@ -181,7 +181,7 @@ fn trace_indices_name_the_right_parameters() {
         t.mg.iter()
             .map(|&(i, c)| (specs[i].name.as_str(), c))
             .collect();
-    assert!(names.contains(&("material_mg_1", 1)), "{names:?}");
+    assert!(names.contains(&("material_mg_knight", 1)), "{names:?}");
     assert!(names.contains(&("pst_knight_mg_d1", 1)), "{names:?}");
     assert!(names.contains(&("tempo_mg", 1)), "{names:?}");
     let egs: Vec<&str> = t.eg.iter().map(|&(i, _)| specs[i].name.as_str()).collect();
@@ -270,10 +270,14 @@ fn parameters_move_the_evaluation_the_expected_way() {
     let (a, b) = with_change(two_bishops, "bishop_pair_mg", 40);
     assert!(b > a, "{a} {b}");
     // A more valuable knight changes nothing when both sides have the same knights...
-    let (a, b) = with_change(middlegame, "material_mg_1", 50);
+    let (a, b) = with_change(middlegame, "material_mg_knight", 50);
     assert_eq!(a, b);
     // ...and helps the side with the extra knight.
-    let (a, b) = with_change("4k3/8/8/8/8/8/3PP3/3NK3 w - - 0 1", "material_eg_1", 50);
+    let (a, b) = with_change(
+        "4k3/8/8/8/8/8/3PP3/3NK3 w - - 0 1",
+        "material_eg_knight",
+        50,
+    );
     assert!(b > a, "{a} {b}");
     // Passed pawns: a bigger bonus for a 6th-rank passer helps White in a pawn ending.
     let (a, b) = with_change("4k3/8/1P6/8/8/8/8/4K3 w - - 0 1", "passed_eg_5", 30);

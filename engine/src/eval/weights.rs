@@ -119,11 +119,11 @@ crate::tunable!(
 crate::tunable!(
     /// Midgame weight per attack on a square of the enemy king zone (the king's square and its
     /// neighbours), by attacker: knight, bishop, rook, queen.
-    pub KING_ZONE_ATTACK_MG = eval "king_zone_attack_mg": [8, 6, 6, 5], -100..=200, c_end 1.0, r_end 0.002
+    pub KING_ZONE_ATTACK_MG = eval "king_zone_attack_mg": [8, 6, 6, 5] names [knight, bishop, rook, queen], -100..=200, c_end 1.0, r_end 0.002
 );
 crate::tunable!(
     /// Endgame weight per attack on a square of the enemy king zone (knight, bishop, rook, queen).
-    pub KING_ZONE_ATTACK_EG = eval "king_zone_attack_eg": [0, 0, 0, 0], -100..=200, c_end 1.0, r_end 0.002
+    pub KING_ZONE_ATTACK_EG = eval "king_zone_attack_eg": [0, 0, 0, 0] names [knight, bishop, rook, queen], -100..=200, c_end 1.0, r_end 0.002
 );
 crate::tunable!(
     /// Midgame bonus by the number of pieces (knights, bishops, rooks, queens; capped at 7)
@@ -135,13 +135,13 @@ crate::tunable!(
     pub KING_ATTACKERS_EG = eval "king_attackers_eg": [0, 0, 0, 0, 0, 0, 0, 0], -200..=400, c_end 2.0, r_end 0.002
 );
 crate::tunable!(
-    /// Midgame weight of a friendly pawn on the three files around the king, one rank (index 0)
-    /// or two ranks (index 1) in front of it.
-    pub KING_SHIELD_MG = eval "king_shield_mg": [12, 6], -100..=100, c_end 1.0, r_end 0.002
+    /// Midgame weight of a friendly pawn on the three files around the king, one rank (`near`)
+    /// or two ranks (`far`) in front of it.
+    pub KING_SHIELD_MG = eval "king_shield_mg": [12, 6] names [near, far], -100..=100, c_end 1.0, r_end 0.002
 );
 crate::tunable!(
-    /// Endgame weight of a pawn-shield pawn one (index 0) or two (index 1) ranks in front.
-    pub KING_SHIELD_EG = eval "king_shield_eg": [0, 0], -100..=100, c_end 1.0, r_end 0.002
+    /// Endgame weight of a pawn-shield pawn one (`near`) or two (`far`) ranks in front.
+    pub KING_SHIELD_EG = eval "king_shield_eg": [0, 0] names [near, far], -100..=100, c_end 1.0, r_end 0.002
 );
 crate::tunable!(
     /// Midgame weight of each file among the king's and its neighbours with no friendly pawn.

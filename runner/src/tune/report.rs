@@ -64,9 +64,14 @@ pub fn rust_tunables(params: &Params, include: impl Fn(bool, &str) -> bool) -> S
             let _ = writeln!(s, "    ], {tail}\n);");
         } else {
             let list: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            let names = if t.names.is_empty() {
+                String::new()
+            } else {
+                format!(" names [{}]", t.names.join(", "))
+            };
             let _ = writeln!(
                 s,
-                "crate::tunable!(\n    pub {ident} = {kind} \"{}\": [{}], {tail}\n);",
+                "crate::tunable!(\n    pub {ident} = {kind} \"{}\": [{}]{names}, {tail}\n);",
                 t.name,
                 list.join(", ")
             );
@@ -96,11 +101,14 @@ mod tests {
     #[test]
     fn tunable_declarations_carry_the_values() {
         let mut p = Params::defaults();
-        p.set("material_mg_1", 350).unwrap();
+        p.set("material_mg_knight", 350).unwrap();
         p.set("pst_knight_mg_e4", 41).unwrap();
         let src = rust_tunables(&p, |eval, _| eval);
         assert!(
-            src.contains("pub MATERIAL_MG = eval \"material_mg\": [82, 350, "),
+            src.contains(
+                "pub MATERIAL_MG = eval \"material_mg\": [82, 350, 365, 477, 1025, 0] \
+                 names [pawn, knight, bishop, rook, queen, king], 0..=2500"
+            ),
             "{src}"
         );
         assert!(src.contains("0..=2500, c_end 8.0, r_end 0.002"));
