@@ -53,53 +53,34 @@ pub static TUNABLES: [Tunable];
 #[macro_export]
 macro_rules! tunable {
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$($value:expr),* $(,)?] names [$($label:ident),* $(,)?], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
-        $(#[$meta])*
-        #[linkme::distributed_slice($crate::params::TUNABLES)]
-        $vis static $ident: $crate::params::Tunable = $crate::params::Tunable {
-            name: $name,
-            defaults: &[$($value),*],
-            min: $min,
-            max: $max,
-            c_end: $c,
-            r_end: $r,
-            eval: $crate::tunable!(@kind $kind),
-            names: &[$(stringify!($label)),*],
-        };
+        $crate::tunable!(@register $(#[$meta])* $vis $ident, $kind, $name, &[$($value),*], &[$(stringify!($label)),*], $min, $max, $c, $r);
         const _: () = assert!(
             [$(stringify!($label)),*].len() == [$($value),*].len(),
             "one name per element"
         );
     };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$($value:expr),* $(,)?], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
-        $(#[$meta])*
-        #[linkme::distributed_slice($crate::params::TUNABLES)]
-        $vis static $ident: $crate::params::Tunable = $crate::params::Tunable {
-            name: $name,
-            defaults: &[$($value),*],
-            min: $min,
-            max: $max,
-            c_end: $c,
-            r_end: $r,
-            eval: $crate::tunable!(@kind $kind),
-            names: &[],
-        };
+        $crate::tunable!(@register $(#[$meta])* $vis $ident, $kind, $name, &[$($value),*], &[], $min, $max, $c, $r);
     };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : [$value:expr; $n:literal], $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
-        $(#[$meta])*
-        #[linkme::distributed_slice($crate::params::TUNABLES)]
-        $vis static $ident: $crate::params::Tunable = $crate::params::Tunable {
-            name: $name,
-            defaults: &[$value; $n],
-            min: $min,
-            max: $max,
-            c_end: $c,
-            r_end: $r,
-            eval: $crate::tunable!(@kind $kind),
-            names: &[],
-        };
+        $crate::tunable!(@register $(#[$meta])* $vis $ident, $kind, $name, &[$value; $n], &[], $min, $max, $c, $r);
     };
     ($(#[$meta:meta])* $vis:vis $ident:ident = $kind:ident $name:literal : $value:literal, $min:literal ..= $max:literal, c_end $c:literal, r_end $r:literal) => {
         $crate::tunable!($(#[$meta])* $vis $ident = $kind $name: [$value], $min..=$max, c_end $c, r_end $r);
+    };
+    (@register $(#[$meta:meta])* $vis:vis $ident:ident, $kind:ident, $name:literal, $defaults:expr, $names:expr, $min:literal, $max:literal, $c:literal, $r:literal) => {
+        $(#[$meta])*
+        #[linkme::distributed_slice($crate::params::TUNABLES)]
+        $vis static $ident: $crate::params::Tunable = $crate::params::Tunable {
+            name: $name,
+            defaults: $defaults,
+            min: $min,
+            max: $max,
+            c_end: $c,
+            r_end: $r,
+            eval: $crate::tunable!(@kind $kind),
+            names: $names,
+        };
     };
     (@kind eval) => { true };
     (@kind search) => { false };
