@@ -3,7 +3,9 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cmd;
+mod engines;
 mod error;
+mod files;
 mod play;
 mod progress;
 mod report;

@@ -48,6 +48,6 @@ pub fn dump(path: &Path) -> Result<(), String> {
     }
     let variant = merged.unwrap_or_else(|| VariantStats::from_totals(UCI_VARIANT, None, Some(0)));
     let file = StatsFile::new(vec![variant]);
-    crate::report::write_atomically(path, &file.to_json())
+    crate::files::atomic::write_atomically(path, &file.to_json())
         .map_err(|e| format!("cannot write TrackFile {}: {e}", path.display()))
 }

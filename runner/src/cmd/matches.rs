@@ -9,17 +9,19 @@ use serde_json::{json, Value};
 use sprt::{Decision, Model, Sample, Sprt};
 
 use crate::cmd::stats::{self, Request};
+use crate::engines::git_build;
+use crate::engines::player::{BuiltinPlayer, Player};
+use crate::engines::uci::UciPlayer;
+use crate::engines::variant::{parse_variant, Source, Variant};
 use crate::error::{CliError, CliResult};
+use crate::files::atomic::write_atomically;
+use crate::files::book::OpeningBook;
+use crate::files::match_files::MatchFiles;
+use crate::files::position_dump::PositionDump;
 use crate::play::adjudication::Adjudication;
-use crate::play::build;
-use crate::play::dump::PositionDump;
 use crate::play::game::Termination;
-use crate::play::output::{MatchFiles, OpeningBook};
-use crate::play::player::{BuiltinPlayer, Player};
 use crate::play::schedule::{self, Control, PairOutcome, Schedule};
 use crate::play::tally::{GameSummary, Tally};
-use crate::play::uci::UciPlayer;
-use crate::play::variant::{parse_variant, Source, Variant};
 use crate::progress::Progress;
 
 /// Play games between two engine variants.
@@ -283,7 +285,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     {
         let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
         for v in plan.variants.iter_mut() {
-            *v = build::resolve(v, &repo, quiet).map_err(CliError::usage)?;
+            *v = git_build::resolve(v, &repo, quiet).map_err(CliError::usage)?;
         }
     }
 
@@ -622,28 +624,6 @@ fn json_summary(
         stats::number(elapsed.as_secs_f64()),
     );
     Ok(report)
-}
-
-/// Writes a file through a temporary file in the same directory and a rename, so it is
-/// never seen half-written.
-pub fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    // A temporary file is created private (0600); the result is an ordinary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// First Ctrl-C: stop taking new games, abandon those in flight, write the summary.

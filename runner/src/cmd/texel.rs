@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use engine::params::{specs, Params};
 
-use crate::cmd::matches::write_atomically;
+use crate::engines::variant::load_params_file;
 use crate::error::{CliError, CliResult};
-use crate::play::variant::load_params_file;
+use crate::files::atomic::write_atomically;
 use crate::tune::report;
 use crate::tune::texel::dataset::Dataset;
 use crate::tune::texel::load;

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use engine::params::Params;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cmd::matches::write_atomically;
+use crate::engines::variant::{parse_variant, Source};
 use crate::error::{CliError, CliResult};
+use crate::files::atomic::write_atomically;
+use crate::files::book::OpeningBook;
 use crate::play::adjudication::Adjudication;
-use crate::play::output::OpeningBook;
-use crate::play::variant::{parse_variant, Source};
 use crate::tune::gains::Gains;
 use crate::tune::selfplay::{Score, SelfPlay};
 use crate::tune::spsa::Spsa;

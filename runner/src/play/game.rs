@@ -8,8 +8,8 @@ use engine::search::{Limits, Score};
 use engine::types::{Color, Move, PieceType};
 
 use super::adjudication::{Adjudication, Tracker, Verdict};
-use super::player::{MoveReply, MoveRequest, Player, PlayerError};
-use super::variant::MoveLimits;
+use crate::engines::player::{MoveReply, MoveRequest, Player, PlayerError};
+use crate::engines::variant::MoveLimits;
 
 /// How a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -16,8 +16,8 @@ use engine::types::Move;
 
 use super::adjudication::Adjudication;
 use super::game::{play_game, GameSetup, PlayedGame};
-use super::player::Player;
-use super::variant::Variant;
+use crate::engines::player::Player;
+use crate::engines::variant::Variant;
 
 /// The start of a pair's games: a position and book moves to play from it.
 #[derive(Clone, Debug)]

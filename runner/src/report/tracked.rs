@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use engine::track::{self, GamePart};
 
-use crate::play::player::{MoveReply, MoveRequest, Player, PlayerError};
+use crate::engines::player::{MoveReply, MoveRequest, Player, PlayerError};
 
 /// Wraps an in-process player: before each search the thread's current variant is set, after
 /// it the records are flushed into the registry (and counted for this game), and at the end

@@ -14,11 +14,11 @@ use std::sync::Mutex;
 use engine::params::Params;
 use rayon::prelude::*;
 
+use crate::engines::player::{BuiltinPlayer, Player};
+use crate::engines::variant::Variant;
+use crate::files::book::OpeningBook;
 use crate::play::adjudication::Adjudication;
 use crate::play::game::{play_game, GameSetup, Outcome};
-use crate::play::output::OpeningBook;
-use crate::play::player::{BuiltinPlayer, Player};
-use crate::play::variant::Variant;
 
 /// Wins, draws and losses of the dev engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cmd::matches::write_atomically;
+use crate::files::atomic::write_atomically;
 
 /// One row of the trajectory.
 #[derive(Clone, Debug, PartialEq)]

@@ -560,7 +560,7 @@ mod tests {
 
         // A variant resolves to cmd=<binary> args=uci.
         let words: Vec<String> = f(&["name=old", "git=v1", "nodes=10"]);
-        let variant = crate::play::variant::parse_variant(&words, &[], 0).unwrap();
+        let variant = crate::engines::variant::parse_variant(&words, &[], 0).unwrap();
         let resolved = resolve(&variant, &root.join("runner"), true).unwrap();
         match &resolved.source {
             Source::Uci { cmd, args, dir } => {
@@ -610,7 +610,7 @@ mod tests {
 
         // Builtin and external variants pass through resolve unchanged.
         let words: Vec<String> = f(&["name=x", "nodes=10"]);
-        let builtin = crate::play::variant::parse_variant(&words, &[], 0).unwrap();
+        let builtin = crate::engines::variant::parse_variant(&words, &[], 0).unwrap();
         assert_eq!(
             resolve(&builtin, root, true).unwrap().source,
             Source::Builtin
@@ -624,7 +624,7 @@ mod tests {
     #[test]
     #[ignore]
     fn real_spar_builds_and_plays() {
-        use crate::play::player::{MoveRequest, Player};
+        use crate::engines::player::{MoveRequest, Player};
         use engine::position::{Position, STARTPOS_FEN};
         use engine::search::Limits;
 
@@ -656,10 +656,10 @@ mod tests {
             "features=kindergarten",
             "nodes=2000",
         ]);
-        let variant = crate::play::variant::parse_variant(&words, &[], 0).unwrap();
+        let variant = crate::engines::variant::parse_variant(&words, &[], 0).unwrap();
         let variant = resolve(&variant, root, true).unwrap();
         let mut player =
-            crate::play::uci::UciPlayer::new(&variant, Duration::from_secs(10)).unwrap();
+            crate::engines::uci::UciPlayer::new(&variant, Duration::from_secs(10)).unwrap();
         player.new_game(false).unwrap();
         let mut pos = Position::startpos();
         let mut moves = Vec::new();

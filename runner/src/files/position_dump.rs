@@ -14,8 +14,8 @@ use data::training::filter::TextFilter;
 use data::training::{white_score, ScoredMove, TrainingGame, Wdl};
 use engine::position::Position;
 
-use super::game::{Outcome, PlayedGame, Termination};
-use super::schedule::PairOutcome;
+use crate::play::game::{Outcome, PlayedGame, Termination};
+use crate::play::schedule::PairOutcome;
 
 /// What `--dump-positions` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
