@@ -20,6 +20,22 @@ impl CliError {
         }
     }
 
+    /// A run stopped by Ctrl-C after writing what it had: exit code 130.
+    pub fn interrupted() -> Self {
+        CliError {
+            message: "interrupted".to_string(),
+            code: 130,
+        }
+    }
+
+    /// Standard output was closed by the reader: exit code 141, no message.
+    pub fn broken_pipe() -> Self {
+        CliError {
+            message: String::new(),
+            code: 141,
+        }
+    }
+
     /// A check that ran and failed, or a runtime failure: exit code 1.
     pub fn failure(message: impl Into<String>) -> Self {
         CliError {

@@ -1,14 +1,19 @@
 //! `spar`: a self-play tuning and testing harness for chess engines.
 
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
+mod cli;
 mod cmd;
 mod engines;
 mod error;
 mod files;
+mod interrupt;
+mod plan;
 mod play;
 mod progress;
 mod report;
+mod stdout;
+mod summary;
 mod track_dump;
 mod tune;
 
@@ -67,38 +72,12 @@ fn run(cli: Cli) -> CliResult {
     }
 }
 
-/// A closed stdout (`spar … | head`) ends the program quietly, as it does for other Unix
-/// tools, instead of panicking inside `println!`.
-fn exit_quietly_on_broken_pipe() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.contains("Broken pipe") {
-            std::process::exit(141);
-        }
-        default(info);
-    }));
-}
-
 fn main() {
-    exit_quietly_on_broken_pipe();
-    let matches = Cli::command().get_matches();
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    if let (Command::Match(args) | Command::Sprt(args), Some((_, sub))) =
-        (&mut cli.command, matches.subcommand())
-    {
-        cmd::matches::group_engine_words(args, sub);
-    }
-    if let (Command::Report(args), Some((_, sub))) = (&mut cli.command, matches.subcommand()) {
-        cmd::report::group_engine_words(args, sub);
-    }
+    let cli = Cli::parse();
     if let Err(err) = run(cli) {
-        eprintln!("spar: error: {err}");
+        if !err.message.is_empty() {
+            eprintln!("spar: error: {err}");
+        }
         std::process::exit(err.code);
     }
 }

@@ -3,17 +3,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::engines::git_build::ensure_built;
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::uci::UciPlayer;
-use crate::engines::variant::{parse_variant, Source, Variant};
+use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, RunArgs};
+use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
-use crate::files::book::OpeningBook;
-use crate::play::adjudication::Adjudication;
+use crate::interrupt;
+use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::schedule::{self, Control, Schedule};
 use crate::progress::Progress;
 use crate::report::stats::{StatsFile, VariantStats};
@@ -41,32 +40,17 @@ const CHILD_ENV: &str = "SPAR_REPORT_TRACK_CHILD";
 #[derive(clap::Args, Debug, Clone)]
 #[command(verbatim_doc_comment)]
 pub struct ReportArgs {
-    /// An engine: key=value words (once or twice; one engine plays itself).
-    #[arg(long = "engine", id = "engine", num_args = 1.., action = clap::ArgAction::Append,
-          value_name = "KEY=VALUE", required_unless_present = "from", conflicts_with = "from")]
-    engine_words: Vec<String>,
-    /// The `--engine` words grouped per occurrence (filled from the parsed matches).
-    #[arg(skip)]
-    pub engines: Vec<Vec<String>>,
-    /// Words applied to every engine, e.g. `nodes=5000`.
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    each: Vec<String>,
+    #[command(flatten)]
+    engines: EngineArgs,
     /// Number of games (even: each opening is played once with each colour).
     #[arg(long, default_value_t = 20)]
     games: u64,
-    /// Games played at once (default: all cores).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Seed of the opening order.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
-    /// (default: the built-in book).
-    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
-    book: Option<Vec<String>>,
-    /// Adjudicate a draw after this many moves (per side).
-    #[arg(long, value_name = "N")]
-    maxmoves: Option<u32>,
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(flatten)]
+    book: BookArgs,
+    #[command(flatten)]
+    adjudication: AdjudicationArgs,
     /// Write stats.csv, stats.json and report.html into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -74,23 +58,11 @@ pub struct ReportArgs {
     /// playing; give it twice to compare two runs.
     #[arg(long, value_name = "FILE", action = clap::ArgAction::Append)]
     from: Vec<PathBuf>,
-    /// No progress display.
-    #[arg(long)]
-    quiet: bool,
     /// Fail instead of building a track-enabled spar when this one lacks the feature.
     #[arg(long)]
     no_build: bool,
-    /// Seconds an external engine may stay silent under node or depth limits.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    stall_timeout: f64,
-}
-
-/// Groups the words of each `--engine` occurrence (clap's derive API flattens them).
-pub fn group_engine_words(args: &mut ReportArgs, matches: &clap::ArgMatches) {
-    args.engines = matches
-        .get_occurrences::<String>("engine")
-        .map(|occ| occ.map(|o| o.cloned().collect()).collect())
-        .unwrap_or_default();
+    #[command(flatten)]
+    failure: FailureArgs,
 }
 
 /// Runs `spar report`.
@@ -104,10 +76,13 @@ pub fn run(args: ReportArgs) -> CliResult {
             ))
         })?;
     }
-    if !args.from.is_empty() {
-        return from_files(&args);
+    match (args.from.is_empty(), args.engines.engines.is_empty()) {
+        (false, false) => Err(CliError::usage(
+            "give --engine to play games or --from to report saved statistics, not both",
+        )),
+        (false, true) => from_files(&args),
+        (true, _) => play(&args),
     }
-    play(&args)
 }
 
 /// Prints the terminal report and writes the files.
@@ -176,45 +151,21 @@ fn run_track_build(quiet: bool) -> CliResult {
 }
 
 fn play(args: &ReportArgs) -> CliResult {
-    let n = args.engines.len();
-    if !(1..=2).contains(&n) {
-        return Err(CliError::usage(format!(
-            "give one or two --engine options (got {n}), e.g. --engine name=dev option.rfp_margin=60 --engine name=base"
-        )));
-    }
-    let mut variants = Vec::new();
-    for (i, words) in args.engines.iter().enumerate() {
-        let v = parse_variant(words, &args.each, i)
-            .map_err(|e| CliError::usage(format!("--engine {}: {e}", words.join(" "))))?;
-        variants.push(v);
-    }
-    if n == 2 && variants[0].name == variants[1].name {
-        let name = variants[0].name.clone();
-        variants[0].name = format!("{name}-1");
-        variants[1].name = format!("{name}-2");
-    }
-    if args.games < 2 || args.games % 2 == 1 {
-        return Err(CliError::usage(format!(
-            "--games {}: give an even number of at least 2 (games are played in pairs, each opening once per colour)",
-            args.games
-        )));
-    }
-    let concurrency = match args.concurrency {
-        Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
-        Some(c) => c,
-        None => std::thread::available_parallelism().map_or(1, |c| c.get()),
-    };
-    if args.maxmoves == Some(0) {
-        return Err(CliError::usage("--maxmoves must be at least 1"));
-    }
-    if !(args.stall_timeout.is_finite() && args.stall_timeout > 0.0) {
-        return Err(CliError::usage(
-            "--stall-timeout must be a positive number of seconds",
-        ));
-    }
-    let book = OpeningBook::load(args.book.as_deref(), args.seed).map_err(CliError::usage)?;
-
-    let builtin = variants.iter().any(|v| v.source == Source::Builtin);
+    let (plan, mut run) = MatchPlan::build(&PlanRequest {
+        engines: &args.engines,
+        seats: 1..=2,
+        example: "--engine name=dev option.rfp_margin=60 --engine name=base",
+        run: &args.run,
+        games: Some(args.games),
+        default_games: None,
+        book: &args.book,
+        adjudication: args.adjudication.rules()?,
+        failure: Some(&args.failure),
+        recover_by_default: false,
+        sprt: None,
+    })?;
+    let n = run.variants.len();
+    let builtin = run.variants.iter().any(|v| v.source == Source::Builtin);
     if builtin && !engine::track::ENABLED {
         if args.no_build || std::env::var_os(CHILD_ENV).is_some() {
             return Err(CliError::usage(
@@ -222,20 +173,10 @@ fn play(args: &ReportArgs) -> CliResult {
                  build one with `cargo build --release --features track` (or drop --no-build and let spar build it)",
             ));
         }
-        return run_track_build(args.quiet);
+        return run_track_build(args.run.quiet);
     }
-    for v in variants.iter_mut() {
-        if let Source::Build { git, features } = &v.source {
-            let repo = std::env::current_dir().map_err(|e| CliError::failure(e.to_string()))?;
-            let binary = ensure_built(git.as_deref(), features, &repo, args.quiet)
-                .map_err(|e| CliError::usage(format!("engine '{}': {e}", v.name)))?;
-            v.source = Source::Uci {
-                cmd: binary.to_string_lossy().into_owned(),
-                args: vec!["uci".to_string()],
-                dir: None,
-            };
-        }
-    }
+    run.build_variants(args.run.quiet)?;
+    let mut variants = run.variants.clone();
     // One engine plays itself: both seats record into slot 0.
     let single = n == 1;
     if single {
@@ -249,17 +190,8 @@ fn play(args: &ReportArgs) -> CliResult {
         .map_err(|e| CliError::failure(format!("cannot make a temporary directory: {e}")))?;
 
     engine::track::reset();
-    let abort = Arc::new(AtomicBool::new(false));
-    {
-        let abort = abort.clone();
-        let _ = ctrlc::set_handler(move || {
-            if abort.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nspar: interrupt: reporting the games played so far (Ctrl-C again to exit at once)");
-        });
-    }
-    let stall = Duration::from_secs_f64(args.stall_timeout);
+    let abort = interrupt::on_ctrl_c("reporting the games played so far");
+    let stall = run.stall_timeout;
     let started = AtomicUsize::new(0);
     let dump_dir = dumps.path().to_path_buf();
     let make_player = |i: usize| -> Result<Box<dyn Player>, String> {
@@ -280,34 +212,30 @@ fn play(args: &ReportArgs) -> CliResult {
             Source::Build { .. } => unreachable!("build variants were turned into UCI engines"),
         }
     };
-    let adjudication = Adjudication {
-        resign: None,
-        draw: None,
-        max_moves: args.maxmoves,
-    };
+    let book = &run.book;
     let opening = |k: u64| book.opening(k);
     let schedule = Schedule {
         variants: &seats,
         first_pair: 0,
-        end_pair: Some(args.games / 2),
-        concurrency,
-        seed: args.seed,
-        adjudication: &adjudication,
+        end_pair: plan.pairs,
+        concurrency: plan.concurrency,
+        seed: plan.seed,
+        adjudication: &plan.adjudication,
         opening: &opening,
         make_player: &make_player,
         abort: &abort,
     };
-    let progress = std::cell::RefCell::new(Progress::new(args.quiet, Some(args.games), 0));
+    let progress = Progress::new(args.run.quiet, "games", plan.pairs.map(|p| 2 * p), 0);
     let mut games_played = 0u64;
     let result = schedule::run(
         &schedule,
-        || progress.borrow_mut().game_finished(),
+        || progress.inc(),
         |_pair| {
             games_played += 2;
             Control::Continue
         },
     );
-    progress.borrow().finish();
+    progress.finish();
     result.map_err(CliError::failure)?;
 
     let snapshot = engine::track::snapshot();

@@ -1,10 +1,10 @@
 //! `spar stats`: Elo, LOS, normalized Elo and the SPRT log-likelihood ratio from counts,
 //! printed in the formats of cutechess and fastchess, or as JSON.
 
-use serde_json::{json, Map, Value};
-use sprt::{format, Estimate, Model, Pentanomial, Sample, Sprt, Trinomial};
+use sprt::{Model, Pentanomial, Sample, Sprt, Trinomial};
 
 use crate::error::{CliError, CliResult};
+use crate::summary::{json_report, text_report, Request};
 
 /// Match statistics calculator.
 ///
@@ -103,25 +103,6 @@ fn check_consistent(games: &Trinomial, pairs: &Pentanomial) -> CliResult {
     }
 }
 
-/// A number for JSON: non-finite values become the strings "inf", "-inf", "nan".
-pub(crate) fn number(x: f64) -> Value {
-    if x.is_nan() {
-        json!("nan")
-    } else if x.is_infinite() {
-        json!(if x > 0.0 { "inf" } else { "-inf" })
-    } else {
-        json!(x)
-    }
-}
-
-/// What the user asked about (also built by `spar match` for its summary).
-pub(crate) struct Request {
-    pub(crate) games: Option<Trinomial>,
-    pub(crate) pairs: Option<Pentanomial>,
-    pub(crate) sample: Sample,
-    pub(crate) sprt: Option<Sprt>,
-}
-
 fn request(args: &StatsArgs) -> CliResult<Request> {
     let games = match &args.wdl {
         Some(values) => {
@@ -188,98 +169,6 @@ fn request(args: &StatsArgs) -> CliResult<Request> {
         sample,
         sprt,
     })
-}
-
-pub(crate) fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
-    let mut out = Map::new();
-    out.insert("games".into(), json!(estimate.games));
-    if let Some(g) = &req.games {
-        out.insert("wins".into(), json!(g.wins));
-        out.insert("draws".into(), json!(g.draws));
-        out.insert("losses".into(), json!(g.losses));
-    }
-    if let Some(p) = &req.pairs {
-        out.insert("ptnml".into(), json!(p.0));
-    }
-    out.insert("score".into(), number(estimate.score));
-    out.insert("elo".into(), number(estimate.elo));
-    out.insert("elo_error".into(), number(estimate.elo_error));
-    out.insert("los".into(), number(estimate.los));
-    match req.sample {
-        Sample::Trinomial(_) => {
-            out.insert("draw_ratio".into(), number(estimate.draw_ratio));
-        }
-        Sample::Pentanomial(p) => {
-            out.insert("pair_draw_ratio".into(), number(p.pair_draw_ratio()));
-            if let Some(g) = &req.games {
-                out.insert(
-                    "draw_ratio".into(),
-                    number(g.draws as f64 / g.games() as f64),
-                );
-            }
-        }
-    }
-    out.insert("nelo".into(), number(estimate.nelo));
-    out.insert("nelo_error".into(), number(estimate.nelo_error));
-    if let Some(sprt) = &req.sprt {
-        let status = sprt
-            .status(&req.sample)
-            .map_err(|e| CliError::usage(e.to_string()))?;
-        out.insert("llr".into(), number(status.llr));
-        out.insert("lower_bound".into(), number(status.lower_bound));
-        out.insert("upper_bound".into(), number(status.upper_bound));
-        out.insert("decision".into(), json!(status.decision.name()));
-        out.insert("model".into(), json!(sprt.model().name()));
-    }
-    Ok(Value::Object(out))
-}
-
-pub(crate) fn text_report(
-    req: &Request,
-    estimate: &Estimate,
-    names: &[String],
-) -> CliResult<Vec<String>> {
-    let (first, second) = (&names[0], &names[1]);
-    let mut lines = Vec::new();
-    if let Some(g) = &req.games {
-        lines.push(format::cutechess_score(g, first, second));
-    }
-    lines.push(format::cutechess_elo(estimate));
-    lines.push(format::fastchess_elo(estimate));
-    let pair_ratio = match req.sample {
-        Sample::Pentanomial(p) => Some(p.pair_ratio()),
-        Sample::Trinomial(_) => None,
-    };
-    lines.push(format::fastchess_los(estimate, pair_ratio));
-    if let Some(g) = &req.games {
-        lines.push(format::fastchess_games(g));
-    }
-    if let Some(p) = &req.pairs {
-        lines.push(format::fastchess_ptnml(p));
-    }
-    if let Some(sprt) = &req.sprt {
-        let forecast = sprt
-            .forecast(&req.sample)
-            .map_err(|e| CliError::usage(e.to_string()))?;
-        lines.push(format::fastchess_llr(sprt, forecast.llr));
-        let decision = sprt.decide(forecast.llr);
-        if decision == sprt::Decision::Continue {
-            if forecast.expected_games.is_finite() {
-                lines.push(format!(
-                    "Forecast: ~{:.0} more games to a decision, P(pass) {:.2}",
-                    forecast.expected_games, forecast.pass_probability
-                ));
-            }
-        } else {
-            let verdict = if decision == sprt::Decision::H1 {
-                "H1 accepted (pass)"
-            } else {
-                "H0 accepted (fail)"
-            };
-            lines.push(format!("SPRT: {verdict}"));
-        }
-    }
-    Ok(lines)
 }
 
 /// Runs `spar stats`.

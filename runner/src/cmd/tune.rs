@@ -1,20 +1,19 @@
 //! `spar tune`: SPSA tuning of the builtin engine's parameters by self-play, and
 //! `spar tune --plot` to draw a run's trajectory.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use engine::params::Params;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::engines::variant::{parse_variant, Source};
+use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
+use crate::engines::variant::Source;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
-use crate::files::book::OpeningBook;
-use crate::play::adjudication::Adjudication;
+use crate::interrupt;
+use crate::plan::{MatchPlan, PlanRequest};
+use crate::progress::Progress;
 use crate::tune::gains::Gains;
 use crate::tune::selfplay::{Score, SelfPlay};
 use crate::tune::spsa::Spsa;
@@ -63,25 +62,12 @@ pub struct TuneArgs {
     /// `movetime=`), `option.Hash=8`, fixed overrides `option.<param>=<v>`, `params=FILE`.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     each: Vec<String>,
-    /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
-    /// (default: the built-in book, random order). Pair k of the run plays opening k.
-    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
-    book: Option<Vec<String>>,
-    /// Seed of the perturbations, the rounding and the opening order.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Games played at once (default: all cores).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Resign adjudication: `movecount=3 score=600 [twosided=true]`.
-    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
-    resign: Option<Vec<String>>,
-    /// Draw adjudication: `movenumber=34 movecount=8 score=20`.
-    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
-    draw: Option<Vec<String>>,
-    /// Adjudicate a draw after this many moves (per side).
-    #[arg(long, value_name = "N")]
-    maxmoves: Option<u32>,
+    #[command(flatten)]
+    book: BookArgs,
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(flatten)]
+    adjudication: AdjudicationArgs,
     /// Trajectory CSV: one row per iteration (θ, c_k, r_k), appended as the run goes.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -91,9 +77,6 @@ pub struct TuneArgs {
     /// Write the final values as `name, value` lines (load with `--engine … params=FILE`).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// No progress display.
-    #[arg(long)]
-    quiet: bool,
     /// Draw the trajectory in this CSV as an SVG instead of tuning.
     #[arg(long, value_name = "CSV", conflicts_with_all = ["params", "param", "resume", "out"])]
     plot: Option<PathBuf>,
@@ -136,29 +119,41 @@ pub fn run(args: TuneArgs) -> CliResult {
     if pairs_per == 0 {
         return Err(CliError::usage("--pairs-per-iteration must be at least 1"));
     }
-    let variant =
-        parse_variant(&[], &args.each, 0).map_err(|e| CliError::usage(format!("--each: {e}")))?;
+    let engines = EngineArgs {
+        engines: Vec::new(),
+        each: args.each.clone(),
+    };
+    let (plan, run) = MatchPlan::build(&PlanRequest {
+        engines: &engines,
+        seats: 0..=0,
+        example: "--each nodes=5000",
+        run: &args.run,
+        games: None,
+        default_games: None,
+        book: &args.book,
+        adjudication: args.adjudication.rules()?,
+        failure: None,
+        recover_by_default: false,
+        sprt: None,
+    })?;
+    let variant = run.variants[0].clone();
     if variant.source != Source::Builtin {
         return Err(CliError::usage(
             "--each: spar tune plays the builtin engine; drop cmd=/git=/features=",
         ));
     }
-    let concurrency = match args.concurrency {
-        Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    if pairs_per < concurrency as u64 && !args.quiet {
+    let concurrency = plan.concurrency;
+    let quiet = args.run.quiet;
+    if pairs_per < concurrency as u64 && !quiet {
         eprintln!(
             "note: --pairs-per-iteration {pairs_per} is below --concurrency {concurrency}: the pairs of an iteration run at once, so {} worker(s) will idle",
             concurrency as u64 - pairs_per
         );
     }
-    let adjudication = adjudication(&args)?;
-    let book = OpeningBook::load(args.book.as_deref(), args.seed).map_err(CliError::usage)?;
+    let (adjudication, book) = (plan.adjudication, run.book);
 
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    let mut spsa = Spsa::new(params, gains, args.seed);
+    let mut spsa = Spsa::new(params, gains, plan.seed);
     let mut done = 0u64;
     let mut games = 0u64;
     let mut csv = None;
@@ -169,7 +164,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             spsa.set_theta(&last.theta);
             done = last.iteration;
             games = last.games;
-            if !args.quiet && done > 0 {
+            if !quiet && done > 0 {
                 eprintln!(
                     "Resuming after iteration {done} ({games} games) from {}",
                     path.display()
@@ -188,11 +183,10 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
 
-    let abort = Arc::new(AtomicBool::new(false));
-    install_ctrl_c(abort.clone());
+    let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
     let selfplay =
         SelfPlay::new(concurrency, variant, adjudication, book).map_err(CliError::failure)?;
-    let progress = TuneProgress::new(args.quiet, done, gains.iterations);
+    let progress = Progress::new(quiet, "iterations", Some(gains.iterations), done);
     let mut score = Score::default();
     let games_before = games;
     let mut failure = None;
@@ -201,7 +195,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         let dev = with_values(selfplay.base_params(), &names, &p.dev)?;
         let base = with_values(selfplay.base_params(), &names, &p.base)?;
         let pairs = (k - 1) * pairs_per..k * pairs_per;
-        let on_game = || progress.game();
+        let on_game = || {};
         let Some(s) = selfplay.play(pairs, &dev, &base, &abort, &on_game) else {
             break;
         };
@@ -222,7 +216,8 @@ pub fn run(args: TuneArgs) -> CliResult {
                 break;
             }
         }
-        progress.iteration(k, &names, spsa.theta());
+        progress.set_position(k);
+        progress.set_message(&theta_line(&names, spsa.theta()));
     }
     progress.finish();
     let interrupted = abort.load(Ordering::SeqCst);
@@ -280,10 +275,6 @@ fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Par
     Ok(p)
 }
 
-fn adjudication(args: &TuneArgs) -> CliResult<Adjudication> {
-    Adjudication::from_words(args.resign.as_deref(), args.draw.as_deref(), args.maxmoves)
-        .map_err(CliError::usage)
-}
 
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
     let contents = trajectory::read(csv).map_err(|e| CliError::usage(format!("--plot: {e}")))?;
@@ -306,87 +297,13 @@ fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
     Ok(())
 }
 
-/// First Ctrl-C: finish nothing new, abandon the iteration in flight (it is replayed on
-/// `--resume`), print the values so far. Second Ctrl-C: exit at once.
-fn install_ctrl_c(abort: Arc<AtomicBool>) {
-    let _ = ctrlc::set_handler(move || {
-        if abort.swap(true, Ordering::SeqCst) {
-            eprintln!("\nspar: second interrupt, exiting now");
-            std::process::exit(130);
-        }
-        eprintln!("\nspar: interrupt: stopping (the unfinished iteration is not counted)");
-    });
-}
 
-/// The live display: iterations, games per second and the current θ.
-struct TuneProgress {
-    bar: Option<ProgressBar>,
-    plain: bool,
-    started: Instant,
-    last_plain: std::sync::Mutex<Instant>,
-    games: std::sync::atomic::AtomicU64,
-    total: u64,
-}
-
-impl TuneProgress {
-    fn new(quiet: bool, done: u64, total: u64) -> TuneProgress {
-        let tty = std::io::stderr().is_terminal();
-        let bar = (!quiet && tty).then(|| {
-            let bar = ProgressBar::new(total);
-            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:25} {pos}/{len} iterations {msg}",
-                )
-                .expect("template")
-                .progress_chars("=> "),
-            );
-            bar.set_position(done);
-            bar.enable_steady_tick(Duration::from_millis(250));
-            bar
-        });
-        TuneProgress {
-            bar,
-            plain: !quiet && !tty,
-            started: Instant::now(),
-            last_plain: std::sync::Mutex::new(Instant::now()),
-            games: Default::default(),
-            total,
-        }
-    }
-
-    fn game(&self) {
-        self.games.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn iteration(&self, k: u64, names: &[String], theta: &[f64]) {
-        let games = self.games.load(Ordering::Relaxed);
-        let rate = games as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-        let values: Vec<String> = names
-            .iter()
-            .zip(theta)
-            .map(|(n, t)| format!("{n} {t:.2}"))
-            .collect();
-        let line = format!("({rate:.1} games/s)  {}", values.join("  "));
-        if let Some(bar) = &self.bar {
-            bar.set_position(k);
-            bar.set_message(line);
-        } else if self.plain {
-            let mut last = self.last_plain.lock().unwrap_or_else(|e| e.into_inner());
-            if last.elapsed() >= Duration::from_secs(10) || k == self.total {
-                *last = Instant::now();
-                eprintln!(
-                    "[{:.0}s] iteration {k}/{} {line}",
-                    self.started.elapsed().as_secs_f64(),
-                    self.total
-                );
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
+/// The status message: the current θ.
+fn theta_line(names: &[String], theta: &[f64]) -> String {
+    let values: Vec<String> = names
+        .iter()
+        .zip(theta)
+        .map(|(n, t)| format!("{n} {t:.2}"))
+        .collect();
+    values.join("  ")
 }

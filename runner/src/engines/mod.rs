@@ -5,3 +5,22 @@ pub mod git_build;
 pub mod player;
 pub mod uci;
 pub mod variant;
+
+use std::time::Duration;
+
+use player::{BuiltinPlayer, Player};
+use uci::UciPlayer;
+use variant::{Source, Variant};
+
+/// A player for `variant`: the builtin engine in-process, or its external UCI engine with
+/// the given watchdog for node- and depth-limited searches.
+pub fn make_player(variant: &Variant, stall_timeout: Duration) -> Result<Box<dyn Player>, String> {
+    match &variant.source {
+        Source::Builtin => Ok(Box::new(BuiltinPlayer::new(variant))),
+        Source::Uci { .. } => Ok(Box::new(UciPlayer::new(variant, stall_timeout)?)),
+        Source::Build { .. } => Err(format!(
+            "engine '{}' must be built before it plays (Run::build_variants)",
+            variant.name
+        )),
+    }
+}

@@ -3,12 +3,13 @@
 //! `--maxmoves N`.
 
 use engine::search::Score;
+use serde::{Deserialize, Serialize};
 use engine::types::Color;
 
 /// Resign adjudication: a side whose engine reports a score of `-score` or worse for
 /// `movecount` consecutive moves of its own loses; with `twosided`, the opponent must also
 /// have reported `+score` or better for its last `movecount` moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resign {
     /// Consecutive moves.
     pub movecount: u32,
@@ -21,7 +22,7 @@ pub struct Resign {
 /// Draw adjudication: from full move `movenumber` on, when both engines' scores stay within
 /// ±`score` for `movecount` consecutive moves each (2 × movecount plies, counted afresh after
 /// every capture or pawn move), the game is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Draw {
     /// First full move at which the rule applies.
     pub movenumber: u32,
@@ -32,7 +33,7 @@ pub struct Draw {
 }
 
 /// All adjudication settings of a match.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Adjudication {
     /// Resign rule.
     pub resign: Option<Resign>,

@@ -1,0 +1,181 @@
+//! Argument groups shared by the commands that play games (`match`, `sprt`, `report`,
+//! `tune`, `datagen`): each is a clap struct that a command flattens into its own, so an
+//! option is declared, documented and validated once. [`crate::plan`] turns them into a
+//! checked run.
+
+use std::path::PathBuf;
+
+use crate::error::{CliError, CliResult};
+use crate::play::adjudication::Adjudication;
+
+/// The engines of a match: `--engine` (repeated) and `--each`. Each `--engine` keeps its
+/// own words (clap's derive would flatten them into one list, so this group is written out
+/// by hand).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineArgs {
+    /// The words of each `--engine`, one list per occurrence.
+    pub engines: Vec<Vec<String>>,
+    /// Words applied to every engine (an engine's own words win).
+    pub each: Vec<String>,
+}
+
+impl clap::FromArgMatches for EngineArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = EngineArgs::default();
+        args.update_from_arg_matches(m)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        if let Some(occurrences) = m.get_occurrences::<String>("engine") {
+            self.engines = occurrences.map(|o| o.cloned().collect()).collect();
+        }
+        if let Some(each) = m.get_many::<String>("each") {
+            self.each = each.cloned().collect();
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for EngineArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            clap::Arg::new("engine")
+                .long("engine")
+                .num_args(1..)
+                .action(clap::ArgAction::Append)
+                .value_name("KEY=VALUE")
+                .help("An engine: key=value words (give --engine once per engine)"),
+        )
+        .arg(
+            clap::Arg::new("each")
+                .long("each")
+                .num_args(1..)
+                .action(clap::ArgAction::Append)
+                .value_name("KEY=VALUE")
+                .help("Words applied to every engine, e.g. `nodes=5000` or `tc=10+0.1` (an engine's own words win)"),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// How a run is spread and seeded.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Games played at once (default: all cores).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Seed of the opening order and of everything random.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// No progress display (the final summary is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// `--concurrency`, or every core of this machine.
+    pub fn concurrency(&self) -> CliResult<usize> {
+        match self.concurrency {
+            Some(0) => Err(CliError::usage("--concurrency must be at least 1")),
+            Some(n) => Ok(n),
+            None => Ok(all_cores()),
+        }
+    }
+}
+
+/// The number of cores this process may use (1 if unknown): the default of every
+/// `--concurrency`.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The opening book.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BookArgs {
+    /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
+    /// (default: the built-in balanced book, random order). Pair k plays opening k.
+    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
+    pub book: Option<Vec<String>>,
+}
+
+/// Early ends of games by score or length (fastchess's words and meaning).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AdjudicationArgs {
+    /// Resign adjudication: `movecount=3 score=600 [twosided=true]`.
+    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
+    pub resign: Option<Vec<String>>,
+    /// Draw adjudication: `movenumber=34 movecount=8 score=20`.
+    #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
+    pub draw: Option<Vec<String>>,
+    /// Adjudicate a draw after this many moves (per side).
+    #[arg(long, value_name = "N")]
+    pub maxmoves: Option<u32>,
+}
+
+impl AdjudicationArgs {
+    /// The checked rules.
+    pub fn rules(&self) -> CliResult<Adjudication> {
+        Adjudication::from_words(self.resign.as_deref(), self.draw.as_deref(), self.maxmoves)
+            .map_err(CliError::usage)
+    }
+}
+
+/// What happens when an external engine crashes or hangs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FailureArgs {
+    /// Seconds an external engine may stay silent under node or depth limits before it is
+    /// killed and forfeits.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub stall_timeout: f64,
+    /// After a crash or hang, restart the engine and go on (default for `spar sprt`).
+    #[arg(long, overrides_with = "no_recover")]
+    pub recover: bool,
+    /// Stop the match when an engine crashes or hangs (default for `spar match`).
+    #[arg(long)]
+    pub no_recover: bool,
+}
+
+/// The files a match appends to and the summary it writes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct OutputArgs {
+    /// Append every game to this PGN file.
+    #[arg(long, value_name = "FILE")]
+    pub pgnout: Option<PathBuf>,
+    /// Record training positions of every game: `FILE [format=viriformat|text|both]
+    /// [min-ply=16] [max-score=3000] [keep-check=false] [keep-tactical=false]`.
+    #[arg(long, num_args = 1.., value_name = "FILE [KEY=VALUE]")]
+    pub dump_positions: Option<Vec<String>>,
+    /// Append one CSV row per game to this file (the record `--resume` continues from).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+    /// Write the final summary as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Continue an interrupted run from its --results file (same command otherwise).
+    #[arg(long, requires = "results")]
+    pub resume: bool,
+}
+
+/// SPRT bounds and error rates.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SprtArgs {
+    /// SPRT: Elo difference of the null hypothesis (in --model units; default 0).
+    #[arg(long, allow_negative_numbers = true)]
+    pub elo0: Option<f64>,
+    /// SPRT: Elo difference of the alternative hypothesis (default 5).
+    #[arg(long, allow_negative_numbers = true)]
+    pub elo1: Option<f64>,
+    /// SPRT: false positive rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// SPRT: false negative rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub beta: f64,
+    /// SPRT: Elo model of the bounds: normalized, logistic or bayesian.
+    #[arg(long, default_value = "normalized")]
+    pub model: String,
+}
