@@ -91,7 +91,8 @@ pub struct MatchPlan {
 pub struct PlanRequest<'a> {
     /// `--engine` / `--each`.
     pub engines: &'a EngineArgs,
-    /// How many `--engine` options the command takes.
+    /// How many `--engine` options the command takes (`0..=0`: none; the one engine is
+    /// made of the `--each` words).
     pub seats: RangeInclusive<usize>,
     /// An example `--engine` list for the error message.
     pub example: &'a str,
@@ -116,25 +117,21 @@ pub struct PlanRequest<'a> {
 impl MatchPlan {
     /// Builds and checks a plan; the [`Run`] it resolves to comes with it.
     pub fn build(req: &PlanRequest) -> CliResult<(MatchPlan, Run)> {
-        let n = req.engines.engines.len();
-        let n = if n == 0 && *req.seats.start() == 0 {
-            1
-        } else {
-            n
-        };
-        if !req.seats.contains(&n) {
-            let (lo, hi) = (req.seats.start(), req.seats.end());
+        let given = req.engines.engines.len();
+        if !req.seats.contains(&given) {
+            let (lo, hi) = (*req.seats.start(), *req.seats.end());
             let want = if lo == hi {
-                format!("exactly {}", count_word(*lo))
+                format!("exactly {}", count_word(lo))
             } else {
-                format!("{} or {}", count_word(*lo), count_word(*hi))
+                format!("{} or {}", count_word(lo), count_word(hi))
             };
             return Err(CliError::usage(format!(
-                "give {want} --engine options (got {}), e.g. {}",
-                req.engines.engines.len(),
+                "give {want} --engine options (got {given}), e.g. {}",
                 req.example
             )));
         }
+        // No `--engine` at all (tune, datagen): one engine made of the `--each` words.
+        let n = given.max(1);
         let mut engines = Vec::with_capacity(n);
         for i in 0..n {
             let own = req.engines.engines.get(i).map_or(&[][..], |w| &w[..]);
@@ -280,6 +277,7 @@ impl Run {
 
 fn count_word(n: usize) -> &'static str {
     match n {
+        0 => "no",
         1 => "one",
         2 => "two",
         _ => "more",
