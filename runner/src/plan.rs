@@ -259,9 +259,8 @@ impl Run {
         {
             return Ok(());
         }
-        let repo = std::env::current_dir().map_err(|e| {
-            CliError::failure(format!("cannot read the current directory: {e}"))
-        })?;
+        let repo = std::env::current_dir()
+            .map_err(|e| CliError::failure(format!("cannot read the current directory: {e}")))?;
         for v in self.variants.iter_mut() {
             *v = git_build::resolve(v, &repo, quiet).map_err(CliError::usage)?;
         }
@@ -344,7 +343,10 @@ mod tests {
         let (r, b) = (run_args(), BookArgs::default());
         let (plan, run) = MatchPlan::build(&request(&e, &r, &b)).unwrap();
         assert_eq!(plan.pairs, Some(5));
-        assert_eq!(plan.engines[0].words, ["nodes=1000", "name=dev", "option.rfp_margin=60"]);
+        assert_eq!(
+            plan.engines[0].words,
+            ["nodes=1000", "name=dev", "option.rfp_margin=60"]
+        );
         let text = serde_json::to_string(&plan).unwrap();
         let back: MatchPlan = serde_json::from_str(&text).unwrap();
         assert_eq!(back, plan);
@@ -355,24 +357,32 @@ mod tests {
 
     #[test]
     fn same_names_are_made_unique_and_seat_counts_checked() {
-        let e = engines(&[&["name=x"], &["name=x"]], &[]);
+        let e = engines(&[&["name=x"], &["name=x"]], &["nodes=100"]);
         let (r, b) = (run_args(), BookArgs::default());
         let (plan, run) = MatchPlan::build(&request(&e, &r, &b)).unwrap();
         assert_eq!(run.variants[0].name, "x-1");
         assert_eq!(plan.engines[1].name, "x-2");
-        let one = engines(&[&["name=x"]], &[]);
+        let one = engines(&[&["name=x"]], &["nodes=100"]);
         let err = MatchPlan::build(&request(&one, &r, &b)).err().unwrap();
         assert_eq!(err.code, 2);
-        assert!(err.message.contains("exactly two --engine"), "{}", err.message);
+        assert!(
+            err.message.contains("exactly two --engine"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn odd_games_and_half_sprt_bounds_are_usage_errors() {
-        let e = engines(&[&["name=a"], &["name=b"]], &[]);
+        let e = engines(&[&["name=a"], &["name=b"]], &["nodes=100"]);
         let (r, b) = (run_args(), BookArgs::default());
         let mut req = request(&e, &r, &b);
         req.games = Some(7);
-        assert!(MatchPlan::build(&req).err().unwrap().message.contains("odd"));
+        assert!(MatchPlan::build(&req)
+            .err()
+            .unwrap()
+            .message
+            .contains("odd"));
         let s = SprtArgs {
             elo0: Some(0.0),
             elo1: None,

@@ -50,7 +50,6 @@ pub struct Request {
     pub sprt: Option<Sprt>,
 }
 
-
 pub fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
     let mut out = Map::new();
     out.insert("games".into(), json!(estimate.games));
@@ -95,11 +94,7 @@ pub fn json_report(req: &Request, estimate: &Estimate) -> CliResult<Value> {
     Ok(Value::Object(out))
 }
 
-pub fn text_report(
-    req: &Request,
-    estimate: &Estimate,
-    names: &[String],
-) -> CliResult<Vec<String>> {
+pub fn text_report(req: &Request, estimate: &Estimate, names: &[String]) -> CliResult<Vec<String>> {
     let (first, second) = (&names[0], &names[1]);
     let mut lines = Vec::new();
     if let Some(g) = &req.games {
@@ -187,11 +182,7 @@ pub fn summary_lines(
     let mut lines = Vec::new();
     match format {
         OutputFormat::Cutechess => {
-            lines.push(format::cutechess_score(
-                &tally.games,
-                names[0],
-                names[1],
-            ));
+            lines.push(format::cutechess_score(&tally.games, names[0], names[1]));
             // cutechess computes its Elo line from W/D/L.
             lines.push(format::cutechess_elo(&tally.games.estimate()));
             if let Some(s) = info.sprt {
@@ -256,10 +247,7 @@ pub fn json_summary(
     if let Some(d) = decision {
         obj.insert("decision".into(), json!(d.name()));
     }
-    obj.insert(
-        "engines".into(),
-        json!(info.names),
-    );
+    obj.insert("engines".into(), json!(info.names));
     obj.insert("pairs".into(), json!(tally.pairs.pairs()));
     let terminations: Map<String, Value> = tally
         .terminations
@@ -287,10 +275,7 @@ pub fn json_summary(
     );
     obj.insert("seed".into(), json!(seed));
     obj.insert("command_line".into(), json!(command_line.join(" ")));
-    obj.insert(
-        "duration_seconds".into(),
-        number(elapsed.as_secs_f64()),
-    );
+    obj.insert("duration_seconds".into(), number(elapsed.as_secs_f64()));
     Ok(report)
 }
 

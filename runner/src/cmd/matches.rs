@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use sprt::Decision;
 
-use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SprtArgs};
+use crate::cli::{
+    AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SprtArgs,
+};
 use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;

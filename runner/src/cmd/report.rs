@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, RunArgs};
 use crate::engines::git_build::ensure_built;
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::uci::UciPlayer;
-use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, RunArgs};
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::interrupt;

@@ -275,7 +275,6 @@ fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Par
     Ok(p)
 }
 
-
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
     let contents = trajectory::read(csv).map_err(|e| CliError::usage(format!("--plot: {e}")))?;
     if contents.rows.is_empty() {
@@ -296,7 +295,6 @@ fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
     println!("Wrote {}", out.display());
     Ok(())
 }
-
 
 /// The status message: the current θ.
 fn theta_line(names: &[String], theta: &[f64]) -> String {

@@ -3,8 +3,8 @@
 //! `--maxmoves N`.
 
 use engine::search::Score;
-use serde::{Deserialize, Serialize};
 use engine::types::Color;
+use serde::{Deserialize, Serialize};
 
 /// Resign adjudication: a side whose engine reports a score of `-score` or worse for
 /// `movecount` consecutive moves of its own loses; with `twosided`, the opponent must also
@@ -143,6 +143,147 @@ pub enum Verdict {
     Resign(Color),
     /// Drawn by agreement.
     Draw,
+}
+
+/// What an adjudicator is told after each engine move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveScore {
+    /// The side that moved.
+    pub mover: Color,
+    /// The score its engine reported, from its own point of view.
+    pub score: Option<Score>,
+    /// The full move number of the position the move was played in.
+    pub fullmove_before: u32,
+    /// The full move number after the move.
+    pub fullmove_after: u32,
+    /// Whether the move was a capture or a pawn move.
+    pub irreversible: bool,
+}
+
+/// Decides games early from the engines' scores: the game loop asks it after every engine
+/// move. Matches use fastchess's rules ([`MatchAdjudicator`]), datagen its own
+/// ([`TrainingAdjudicator`]).
+pub trait Adjudicator {
+    /// Records one move; a verdict ends the game.
+    fn update(&mut self, m: &MoveScore) -> Option<Verdict>;
+}
+
+/// The `--resign`/`--draw` rules of a match with the running counters of one game.
+pub struct MatchAdjudicator<'a> {
+    rules: &'a Adjudication,
+    tracker: Tracker,
+}
+
+impl<'a> MatchAdjudicator<'a> {
+    /// Fresh counters for a new game under `rules`.
+    pub fn new(rules: &'a Adjudication) -> MatchAdjudicator<'a> {
+        MatchAdjudicator {
+            rules,
+            tracker: Tracker::default(),
+        }
+    }
+}
+
+impl Adjudicator for MatchAdjudicator<'_> {
+    fn update(&mut self, m: &MoveScore) -> Option<Verdict> {
+        self.tracker.update(
+            self.rules,
+            m.mover,
+            m.score,
+            m.fullmove_after,
+            m.irreversible,
+        )
+    }
+}
+
+/// Datagen's adjudication, on White-relative scores after every ply: a win when the score
+/// stays at ±`win_score` or beyond for `win_plies` plies in a row (one sign), a draw when
+/// it stays within ±`draw_score` for `draw_plies` plies in a row, counted from full move
+/// `draw_move` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrainingRules {
+    /// Win threshold (centipawns, White-relative).
+    pub win_score: i32,
+    /// Plies in a row at or beyond it.
+    pub win_plies: u32,
+    /// Draw band (centipawns).
+    pub draw_score: i32,
+    /// Plies in a row within it.
+    pub draw_plies: u32,
+    /// First full move at which draw plies count.
+    pub draw_move: u32,
+}
+
+impl Default for TrainingRules {
+    fn default() -> TrainingRules {
+        TrainingRules {
+            win_score: 2500,
+            win_plies: 4,
+            draw_score: 4,
+            draw_plies: 12,
+            draw_move: 40,
+        }
+    }
+}
+
+/// [`TrainingRules`] with the running counters of one game.
+pub struct TrainingAdjudicator {
+    rules: TrainingRules,
+    /// Consecutive plies at ±`win_score` or beyond, with the sign of the last one.
+    win: (i32, u32),
+    /// Consecutive plies within ±`draw_score` from `draw_move` on.
+    draw: u32,
+}
+
+impl TrainingAdjudicator {
+    /// Fresh counters for a new game.
+    pub fn new(rules: TrainingRules) -> TrainingAdjudicator {
+        TrainingAdjudicator {
+            rules,
+            win: (0, 0),
+            draw: 0,
+        }
+    }
+
+    /// Records the White-relative score of the move played in full move `fullmove`.
+    fn record(&mut self, white_cp: i32, fullmove: u32) -> Option<Verdict> {
+        let r = &self.rules;
+        let sign = if white_cp >= r.win_score {
+            1
+        } else if white_cp <= -r.win_score {
+            -1
+        } else {
+            0
+        };
+        self.win = match (sign, self.win) {
+            (0, _) => (0, 0),
+            (s, (last, n)) if s == last => (s, n + 1),
+            (s, _) => (s, 1),
+        };
+        if fullmove >= r.draw_move && white_cp.abs() <= r.draw_score {
+            self.draw += 1;
+        } else {
+            self.draw = 0;
+        }
+        if self.win.1 >= r.win_plies {
+            Some(Verdict::Resign(if self.win.0 > 0 {
+                Color::Black
+            } else {
+                Color::White
+            }))
+        } else if self.draw >= r.draw_plies {
+            Some(Verdict::Draw)
+        } else {
+            None
+        }
+    }
+}
+
+impl Adjudicator for TrainingAdjudicator {
+    fn update(&mut self, m: &MoveScore) -> Option<Verdict> {
+        let cp = m.score.map_or(0, Score::as_cp);
+        self.record(cp * m.mover.sign(), m.fullmove_before)
+    }
 }
 
 /// Running counters of one game.
@@ -341,5 +482,72 @@ mod tests {
                 None
             );
         }
+    }
+
+    #[test]
+    fn training_win_needs_four_plies_on_one_side() {
+        let mut a = TrainingAdjudicator::new(TrainingRules::default());
+        assert_eq!(a.record(2600, 10), None);
+        assert_eq!(a.record(2500, 10), None);
+        assert_eq!(a.record(-2600, 11), None, "a swing restarts the count");
+        assert_eq!(a.record(-2600, 11), None);
+        assert_eq!(a.record(-2700, 12), None);
+        assert_eq!(
+            a.record(-29999, 12),
+            Some(Verdict::Resign(Color::White)),
+            "Black wins"
+        );
+        let mut b = TrainingAdjudicator::new(TrainingRules::default());
+        for _ in 0..3 {
+            assert_eq!(b.record(3000, 20), None);
+        }
+        assert_eq!(b.record(3000, 21), Some(Verdict::Resign(Color::Black)));
+    }
+
+    #[test]
+    fn training_draw_needs_twelve_quiet_plies_from_move_40() {
+        let mut a = TrainingAdjudicator::new(TrainingRules::default());
+        for _ in 0..30 {
+            assert_eq!(a.record(0, 39), None, "too early");
+        }
+        for i in 0..11 {
+            assert_eq!(a.record(if i % 2 == 0 { 4 } else { -4 }, 40), None);
+        }
+        assert_eq!(a.record(0, 41), Some(Verdict::Draw));
+        let mut b = TrainingAdjudicator::new(TrainingRules::default());
+        for _ in 0..11 {
+            b.record(1, 50);
+        }
+        assert_eq!(
+            b.record(5, 50),
+            None,
+            "one score beyond ±4 restarts the count"
+        );
+        for _ in 0..11 {
+            assert_eq!(b.record(-2, 51), None);
+        }
+        assert_eq!(b.record(3, 52), Some(Verdict::Draw));
+    }
+
+    #[test]
+    fn training_scores_are_turned_white_relative() {
+        let mut a = TrainingAdjudicator::new(TrainingRules::default());
+        let ply = |mover, cp| MoveScore {
+            mover,
+            score: Some(Score::Cp(cp)),
+            fullmove_before: 10,
+            fullmove_after: 10,
+            irreversible: false,
+        };
+        // Black's engine says +2600 for Black: White-relative -2600.
+        for _ in 0..2 {
+            assert_eq!(a.update(&ply(Color::White, -2600)), None);
+            let v = a.update(&ply(Color::Black, 2600));
+            if v.is_some() {
+                assert_eq!(v, Some(Verdict::Resign(Color::White)));
+                return;
+            }
+        }
+        panic!("four plies at -2600 for White must end the game");
     }
 }

@@ -7,7 +7,7 @@ use engine::position::Position;
 use engine::search::{Limits, Score};
 use engine::types::{Color, Move, PieceType};
 
-use super::adjudication::{Adjudication, Tracker, Verdict};
+use super::adjudication::{Adjudicator, MoveScore, Verdict};
 use crate::engines::player::{MoveReply, MoveRequest, Player, PlayerError};
 use crate::engines::variant::MoveLimits;
 
@@ -192,8 +192,41 @@ pub struct GameSetup<'a> {
     pub limits: [&'a MoveLimits; 2],
     /// Clock overrun allowed before a forfeit, per side.
     pub time_margin: [Duration; 2],
-    /// Adjudication rules.
-    pub adjudication: &'a Adjudication,
+    /// Draw after this many full moves of the engines (`--maxmoves`).
+    pub max_moves: Option<u32>,
+}
+
+/// Who plays a game: two players, or one that plays both colours (datagen's self-play,
+/// where one searcher keeps its hash table across both sides' moves).
+pub enum Seats<'a> {
+    /// White's and Black's player.
+    Two([&'a mut dyn Player; 2]),
+    /// One player for both colours.
+    Same(&'a mut dyn Player),
+}
+
+impl Seats<'_> {
+    fn player(&mut self, side: Color) -> &mut dyn Player {
+        match self {
+            Seats::Two(p) => &mut *p[side as usize],
+            Seats::Same(p) => &mut **p,
+        }
+    }
+
+    /// Prepares each distinct player for a new game; the first failure names its side.
+    fn new_game(&mut self, chess960: bool) -> Result<(), (Color, PlayerError)> {
+        match self {
+            Seats::Two(p) => {
+                for (i, player) in p.iter_mut().enumerate() {
+                    player
+                        .new_game(chess960)
+                        .map_err(|e| (Color::from_index(i), e))?;
+                }
+                Ok(())
+            }
+            Seats::Same(p) => p.new_game(chess960).map_err(|e| (Color::White, e)),
+        }
+    }
 }
 
 struct Clock {
@@ -201,11 +234,12 @@ struct Clock {
     moves_in_period: u32,
 }
 
-/// Plays one game. `players[0]` is White. Returns `None` if `abort` was set (the game is
-/// abandoned and must not be counted).
+/// Plays one game, asking `adjudicator` after every engine move. Returns `None` if `abort`
+/// was set (the game is abandoned and must not be counted).
 pub fn play_game(
-    players: [&mut dyn Player; 2],
+    mut seats: Seats,
     setup: &GameSetup,
+    adjudicator: &mut dyn Adjudicator,
     abort: &AtomicBool,
 ) -> Option<PlayedGame> {
     let started = Instant::now();
@@ -216,9 +250,6 @@ pub fn play_game(
     let mut moves: Vec<Move> = Vec::with_capacity(256);
     let mut played: Vec<PlayedMove> = Vec::with_capacity(256);
     let mut nodes = [0u64; 2];
-    let mut tracker = Tracker::default();
-    let [white, black] = players;
-    let mut players: [&mut dyn Player; 2] = [white, black];
 
     let finish = |outcome, termination, reason: String, played, nodes| {
         Some(PlayedGame {
@@ -233,17 +264,14 @@ pub fn play_game(
         })
     };
 
-    for (i, p) in players.iter_mut().enumerate() {
-        if let Err(e) = p.new_game(chess960) {
-            let side = Color::from_index(i);
-            return finish(
-                Outcome::win_for(!side),
-                termination_of(&e),
-                format!("{} engine {e}", side_name(side)),
-                played,
-                nodes,
-            );
-        }
+    if let Err((side, e)) = seats.new_game(chess960) {
+        return finish(
+            Outcome::win_for(!side),
+            termination_of(&e),
+            format!("{} engine {e}", side_name(side)),
+            played,
+            nodes,
+        );
     }
 
     for &mv in setup.book_moves {
@@ -269,7 +297,7 @@ pub fn play_game(
         if let Some((outcome, termination, reason)) = rules_verdict(&pos, &history) {
             return finish(outcome, termination, reason, played, nodes);
         }
-        if let Some(max) = setup.adjudication.max_moves {
+        if let Some(max) = setup.max_moves {
             let engine_plies = played.iter().filter(|m| !m.book).count() as u32;
             if engine_plies >= 2 * max {
                 return finish(
@@ -296,7 +324,7 @@ pub fn play_game(
             limits: &limits,
         };
         let t0 = Instant::now();
-        let reply = players[s].go(&request);
+        let reply = seats.player(side).go(&request);
         let elapsed = t0.elapsed();
         if abort.load(Ordering::Relaxed) {
             return None;
@@ -319,6 +347,7 @@ pub fn play_game(
         };
 
         let irreversible = reply.mv.is_capture() || pos.moved(reply.mv) == PieceType::Pawn;
+        let fullmove_before = pos.fullmove_number() as u32;
         history.push(pos.key());
         moves.push(reply.mv);
         pos = pos.play(reply.mv);
@@ -331,14 +360,14 @@ pub fn play_game(
             book: false,
         });
 
-        let fullmove = pos.fullmove_number() as u32;
-        match tracker.update(
-            setup.adjudication,
-            side,
-            reply.score,
-            fullmove,
+        let verdict = adjudicator.update(&MoveScore {
+            mover: side,
+            score: reply.score,
+            fullmove_before,
+            fullmove_after: pos.fullmove_number() as u32,
             irreversible,
-        ) {
+        });
+        match verdict {
             Some(Verdict::Resign(loser)) => {
                 return finish(
                     Outcome::win_for(!loser),

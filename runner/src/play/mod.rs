@@ -3,5 +3,6 @@
 
 pub mod adjudication;
 pub mod game;
+pub mod ordered;
 pub mod schedule;
 pub mod tally;

@@ -1,5 +1,5 @@
-//! The pair scheduler: game pairs run on a rayon pool, results come back to the calling
-//! thread, which accounts for them **in pair order**.
+//! The pair scheduler: game pairs run on a pool of workers ([`super::ordered`]), results
+//! come back to the calling thread, which accounts for them **in pair order**.
 //!
 //! Pair k always plays opening k of the (seeded) order, once with each colour, on whichever
 //! worker takes it. Because results are counted (and written) strictly in pair order, a run
@@ -7,15 +7,16 @@
 //! concurrency. Pairs that finish out of order wait in a small buffer; if the run is cut
 //! short they are dropped and replayed on `--resume`.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use engine::position::Position;
 use engine::types::Move;
 
-use super::adjudication::Adjudication;
-use super::game::{play_game, GameSetup, PlayedGame};
+use super::adjudication::{Adjudication, MatchAdjudicator};
+use super::game::{play_game, GameSetup, PlayedGame, Seats};
+pub use super::ordered::Control;
+use super::ordered::{self, Jobs, Worker};
 use crate::engines::player::Player;
 use crate::engines::variant::Variant;
 
@@ -41,15 +42,6 @@ pub struct PairOutcome {
     pub seed: u64,
     /// The two games.
     pub games: [PlayedGame; 2],
-}
-
-/// What to do after a pair has been accounted for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Control {
-    /// Keep going.
-    Continue,
-    /// Stop: abandon games in flight.
-    Stop,
 }
 
 /// The seed of pair `k` of a run: a SplitMix64 mix of both, independent of scheduling.
@@ -82,156 +74,57 @@ pub struct Schedule<'a> {
     pub abort: &'a AtomicBool,
 }
 
-enum Message {
-    Pair(Box<PairOutcome>),
-    Game,
-    Failed(String),
-}
-
 /// Plays pairs in parallel; `on_game` is told of every finished game (progress), `on_pair`
 /// receives pairs in index order. Returns an error if a player could not be created.
 pub fn run(
     schedule: &Schedule,
-    mut on_game: impl FnMut(),
-    mut on_pair: impl FnMut(PairOutcome) -> Control,
+    on_game: impl FnMut(),
+    on_pair: impl FnMut(PairOutcome) -> Control,
 ) -> Result<(), String> {
-    let next = AtomicU64::new(schedule.first_pair);
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop_flags: Mutex<Vec<Arc<AtomicBool>>> = Mutex::new(Vec::new());
-    let (tx, rx) = mpsc::channel::<Message>();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(schedule.concurrency.max(1))
-        .thread_name(|i| format!("spar-worker-{i}"))
-        .build()
-        .map_err(|e| format!("cannot start worker threads: {e}"))?;
-
-    let halt = |stop_flags: &Mutex<Vec<Arc<AtomicBool>>>| {
-        stop.store(true, Ordering::SeqCst);
-        for f in stop_flags.lock().expect("stop flags").iter() {
-            f.store(true, Ordering::SeqCst);
-        }
+    let jobs = Jobs {
+        first: schedule.first_pair,
+        end: schedule.end_pair,
+        concurrency: schedule.concurrency,
+        abort: schedule.abort,
     };
-
-    let mut failure = None;
-    std::thread::scope(|scope| {
-        let worker_tx = tx.clone();
-        let stop_w = &stop;
-        let next = &next;
-        let stop_flags_ref = &stop_flags;
-        let pool = &pool;
-        scope.spawn(move || {
-            pool.broadcast(|_| {
-                let tx = worker_tx.clone();
-                worker(schedule, next, stop_w, stop_flags_ref, &tx);
-            });
-            drop(worker_tx);
-        });
-        drop(tx);
-
-        let mut buffer: BTreeMap<u64, PairOutcome> = BTreeMap::new();
-        let mut expected = schedule.first_pair;
-        let mut stopped = false;
-        loop {
-            // Wake up now and then to notice an abort even while games run.
-            let msg = match rx.recv_timeout(std::time::Duration::from_millis(50)) {
-                Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if schedule.abort.load(Ordering::Relaxed) && !stopped {
-                        stopped = true;
-                        halt(&stop_flags);
+    let make_worker = || -> Result<PairWorker, String> {
+        let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(2);
+        for i in 0..2 {
+            match (schedule.make_player)(i) {
+                Ok(p) => players.push(p),
+                Err(e) => {
+                    for p in &mut players {
+                        p.shutdown();
                     }
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            match msg {
-                Message::Game => {
-                    if !stopped {
-                        on_game()
-                    }
-                }
-                Message::Failed(e) => {
-                    failure.get_or_insert(e);
-                    if !stopped {
-                        stopped = true;
-                        halt(&stop_flags);
-                    }
-                }
-                Message::Pair(p) => {
-                    if stopped {
-                        continue;
-                    }
-                    buffer.insert(p.pair, *p);
-                    while let Some(p) = buffer.remove(&expected) {
-                        expected += 1;
-                        if on_pair(p) == Control::Stop {
-                            stopped = true;
-                            halt(&stop_flags);
-                            break;
-                        }
-                    }
+                    return Err(format!("engine '{}': {e}", schedule.variants[i].name));
                 }
             }
         }
-    });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+        Ok(PairWorker { schedule, players })
+    };
+    ordered::run(&jobs, &make_worker, on_game, on_pair)
 }
 
-fn worker(
-    schedule: &Schedule,
-    next: &AtomicU64,
-    stop: &AtomicBool,
-    stop_flags: &Mutex<Vec<Arc<AtomicBool>>>,
-    tx: &mpsc::Sender<Message>,
-) {
-    if stop.load(Ordering::SeqCst) {
-        return;
-    }
-    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(2);
-    for i in 0..2 {
-        match (schedule.make_player)(i) {
-            Ok(p) => {
-                if let Some(f) = p.stop_flag() {
-                    stop_flags.lock().expect("stop flags").push(f);
-                }
-                players.push(p);
-            }
-            Err(e) => {
-                let _ = tx.send(Message::Failed(format!(
-                    "engine '{}': {e}",
-                    schedule.variants[i].name
-                )));
-                for p in &mut players {
-                    p.shutdown();
-                }
-                return;
-            }
-        }
-    }
-    // A late-created player must see a stop that happened while it was being made.
-    if stop.load(Ordering::SeqCst) {
-        for p in &mut players {
-            p.shutdown();
-        }
-        return;
-    }
-    // `stop` is raised by the accounting thread on a decision, a failure, or an abort
-    // (Ctrl-C), so it is the one flag games watch.
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let k = next.fetch_add(1, Ordering::SeqCst);
-        if schedule.end_pair.is_some_and(|end| k >= end) {
-            break;
-        }
+/// A worker's two players.
+struct PairWorker<'a> {
+    schedule: &'a Schedule<'a>,
+    players: Vec<Box<dyn Player>>,
+}
+
+impl Worker for PairWorker<'_> {
+    type Output = PairOutcome;
+
+    fn run(
+        &mut self,
+        k: u64,
+        stop: &AtomicBool,
+        tick: &dyn Fn(),
+    ) -> Result<Option<PairOutcome>, String> {
+        let schedule = self.schedule;
         let opening = (schedule.opening)(k);
         let mut games = Vec::with_capacity(2);
         for g in 0..2 {
-            let (first, second) = players.split_at_mut(1);
+            let (first, second) = self.players.split_at_mut(1);
             let (a, b) = (&mut first[0], &mut second[0]);
             // Game 0: variant 0 is White; game 1: colours swapped.
             let (white, black, wi, bi): (&mut dyn Player, &mut dyn Player, usize, usize) = if g == 0
@@ -246,31 +139,33 @@ fn worker(
                 book_moves: &opening.moves,
                 limits: [&v[wi].limits, &v[bi].limits],
                 time_margin: [v[wi].time_margin, v[bi].time_margin],
-                adjudication: schedule.adjudication,
+                max_moves: schedule.adjudication.max_moves,
             };
-            match play_game([white, black], &setup, stop) {
+            let mut adjudicator = MatchAdjudicator::new(schedule.adjudication);
+            match play_game(Seats::Two([white, black]), &setup, &mut adjudicator, stop) {
                 Some(game) => {
                     games.push(game);
-                    let _ = tx.send(Message::Game);
+                    tick();
                 }
-                None => break,
+                None => return Ok(None),
             }
         }
-        if games.len() < 2 {
-            break;
-        }
         let games: [PlayedGame; 2] = games.try_into().expect("two games");
-        let outcome = PairOutcome {
+        Ok(Some(PairOutcome {
             pair: k,
             opening: opening.index,
             seed: pair_seed(schedule.seed, k),
             games,
-        };
-        if tx.send(Message::Pair(Box::new(outcome))).is_err() {
-            break;
-        }
+        }))
     }
-    for p in &mut players {
-        p.shutdown();
+
+    fn stop_flags(&self) -> Vec<Arc<AtomicBool>> {
+        self.players.iter().filter_map(|p| p.stop_flag()).collect()
+    }
+
+    fn shutdown(&mut self) {
+        for p in &mut self.players {
+            p.shutdown();
+        }
     }
 }

@@ -17,8 +17,8 @@ use rayon::prelude::*;
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::variant::Variant;
 use crate::files::book::OpeningBook;
-use crate::play::adjudication::Adjudication;
-use crate::play::game::{play_game, GameSetup, Outcome};
+use crate::play::adjudication::{Adjudication, MatchAdjudicator};
+use crate::play::game::{play_game, GameSetup, Outcome, Seats};
 
 /// Wins, draws and losses of the dev engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,14 +145,15 @@ impl SelfPlay {
                 book_moves: &opening.moves,
                 limits: [limits, limits],
                 time_margin: [margin, margin],
-                adjudication: &self.adjudication,
+                max_moves: self.adjudication.max_moves,
             };
             let seats: [&mut dyn Player; 2] = if dev_is_white {
                 [&mut *dev_player, &mut *base_player]
             } else {
                 [&mut *base_player, &mut *dev_player]
             };
-            let game = play_game(seats, &setup, abort)?;
+            let mut adjudicator = MatchAdjudicator::new(&self.adjudication);
+            let game = play_game(Seats::Two(seats), &setup, &mut adjudicator, abort)?;
             on_game();
             let dev_won = match game.outcome {
                 Outcome::Draw => None,

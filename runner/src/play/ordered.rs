@@ -1,0 +1,313 @@
+//! Jobs `first, first + 1, …` run on a pool of workers; their results come back to the
+//! calling thread **in job order**. A match's jobs are game pairs ([`super::schedule`]),
+//! datagen's are single games.
+//!
+//! Because results are handed over strictly in index order, a run whose jobs are
+//! deterministic writes the same files at any concurrency. Jobs that finish early wait in a
+//! small buffer; if the run stops, they are dropped (and replayed on `--resume`).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// What to do after a result has been accounted for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Keep going.
+    Continue,
+    /// Stop: abandon the jobs in flight.
+    Stop,
+}
+
+/// One worker's state: whatever it needs to run jobs (players, searchers).
+pub trait Worker {
+    /// The result of one job.
+    type Output: Send;
+
+    /// Runs job `k`. `stop` is raised when the run ends; a job that sees it returns
+    /// `Ok(None)` and is not counted. `tick` may be called for progress (e.g. after each
+    /// game of a pair). An error ends the run.
+    fn run(
+        &mut self,
+        k: u64,
+        stop: &AtomicBool,
+        tick: &dyn Fn(),
+    ) -> Result<Option<Self::Output>, String>;
+
+    /// Flags that make this worker's running searches return at once.
+    fn stop_flags(&self) -> Vec<Arc<AtomicBool>> {
+        Vec::new()
+    }
+
+    /// Ends the worker (quits external engines). Called once.
+    fn shutdown(&mut self) {}
+}
+
+/// The jobs of a run.
+pub struct Jobs<'a> {
+    /// First job index.
+    pub first: u64,
+    /// One past the last job (`None`: until stopped).
+    pub end: Option<u64>,
+    /// Worker threads.
+    pub concurrency: usize,
+    /// Raised from outside (Ctrl-C): no new job starts, jobs in flight are abandoned.
+    pub abort: &'a AtomicBool,
+}
+
+enum Message<T> {
+    Done(u64, T),
+    Tick,
+    Failed(String),
+}
+
+/// How often the accounting thread looks at `abort` while no result arrives.
+const ABORT_POLL: Duration = Duration::from_millis(20);
+
+/// Stack of a worker thread: searches recurse deeply.
+const WORKER_STACK: usize = 64 << 20;
+
+/// Runs the jobs; `on_tick` hears every worker tick, `on_result` receives results in job
+/// order and decides whether to go on. Errors: a worker that could not be made, a job that
+/// failed, or threads that could not be started.
+pub fn run<W, T>(
+    jobs: &Jobs,
+    make_worker: &(dyn Fn() -> Result<W, String> + Sync),
+    mut on_tick: impl FnMut(),
+    mut on_result: impl FnMut(T) -> Control,
+) -> Result<(), String>
+where
+    W: Worker<Output = T>,
+    T: Send,
+{
+    let next = AtomicU64::new(jobs.first);
+    let stop = AtomicBool::new(false);
+    let stop_flags: Mutex<Vec<Arc<AtomicBool>>> = Mutex::new(Vec::new());
+    let halt = || {
+        stop.store(true, Ordering::SeqCst);
+        for f in stop_flags.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            f.store(true, Ordering::SeqCst);
+        }
+    };
+    let (tx, rx) = mpsc::channel::<Message<T>>();
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for i in 0..jobs.concurrency.max(1) {
+            let tx = tx.clone();
+            let (next, stop, stop_flags) = (&next, &stop, &stop_flags);
+            let spawned = std::thread::Builder::new()
+                .name(format!("spar-worker-{i}"))
+                .stack_size(WORKER_STACK)
+                .spawn_scoped(scope, move || {
+                    work(jobs, make_worker, next, stop, stop_flags, &tx);
+                });
+            if let Err(e) = spawned {
+                failure = Some(format!("cannot start worker threads: {e}"));
+                halt();
+                break;
+            }
+        }
+        drop(tx);
+
+        let mut buffer: BTreeMap<u64, T> = BTreeMap::new();
+        let mut expected = jobs.first;
+        let mut stopped = failure.is_some();
+        loop {
+            if jobs.abort.load(Ordering::Relaxed) && !stopped {
+                stopped = true;
+                halt();
+            }
+            let msg = match rx.recv_timeout(ABORT_POLL) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match msg {
+                Message::Tick if !stopped => on_tick(),
+                Message::Tick => {}
+                Message::Failed(e) => {
+                    failure.get_or_insert(e);
+                    if !stopped {
+                        stopped = true;
+                        halt();
+                    }
+                }
+                Message::Done(k, result) => {
+                    if stopped {
+                        continue;
+                    }
+                    buffer.insert(k, result);
+                    while let Some(r) = buffer.remove(&expected) {
+                        expected += 1;
+                        if on_result(r) == Control::Stop {
+                            stopped = true;
+                            halt();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn work<W: Worker>(
+    jobs: &Jobs,
+    make_worker: &(dyn Fn() -> Result<W, String> + Sync),
+    next: &AtomicU64,
+    stop: &AtomicBool,
+    stop_flags: &Mutex<Vec<Arc<AtomicBool>>>,
+    tx: &mpsc::Sender<Message<W::Output>>,
+) {
+    let halted = || stop.load(Ordering::SeqCst) || jobs.abort.load(Ordering::SeqCst);
+    if halted() {
+        return;
+    }
+    let mut worker = match make_worker() {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = tx.send(Message::Failed(e));
+            return;
+        }
+    };
+    stop_flags
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(worker.stop_flags());
+    let tick = || {
+        let _ = tx.send(Message::Tick);
+    };
+    // A worker made late must see a stop that happened while it was being made; and a
+    // Ctrl-C stops new jobs at once, before the accounting thread has noticed it.
+    while !halted() {
+        let k = next.fetch_add(1, Ordering::SeqCst);
+        if jobs.end.is_some_and(|end| k >= end) {
+            break;
+        }
+        match worker.run(k, stop, &tick) {
+            Ok(Some(out)) => {
+                if tx.send(Message::Done(k, out)).is_err() {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Message::Failed(e));
+                break;
+            }
+        }
+    }
+    worker.shutdown();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker whose job k returns k² after a delay that makes later jobs finish first.
+    struct Squares;
+
+    impl Worker for Squares {
+        type Output = u64;
+        fn run(
+            &mut self,
+            k: u64,
+            _stop: &AtomicBool,
+            tick: &dyn Fn(),
+        ) -> Result<Option<u64>, String> {
+            std::thread::sleep(Duration::from_millis((7 - k % 7) * 2));
+            tick();
+            Ok(Some(k * k))
+        }
+    }
+
+    #[test]
+    fn results_arrive_in_job_order_at_any_concurrency() {
+        for concurrency in [1, 3, 8] {
+            let abort = AtomicBool::new(false);
+            let jobs = Jobs {
+                first: 5,
+                end: Some(30),
+                concurrency,
+                abort: &abort,
+            };
+            let mut got = Vec::new();
+            let mut ticks = 0;
+            run(
+                &jobs,
+                &|| Ok(Squares),
+                || ticks += 1,
+                |r| {
+                    got.push(r);
+                    Control::Continue
+                },
+            )
+            .unwrap();
+            let want: Vec<u64> = (5..30).map(|k| k * k).collect();
+            assert_eq!(got, want, "concurrency {concurrency}");
+            assert_eq!(ticks, 25);
+        }
+    }
+
+    #[test]
+    fn stop_ends_an_open_ended_run_and_failures_are_reported() {
+        let abort = AtomicBool::new(false);
+        let jobs = Jobs {
+            first: 0,
+            end: None,
+            concurrency: 4,
+            abort: &abort,
+        };
+        let mut got = 0;
+        run(
+            &jobs,
+            &|| Ok(Squares),
+            || {},
+            |_| {
+                got += 1;
+                if got == 10 {
+                    Control::Stop
+                } else {
+                    Control::Continue
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(got, 10);
+        let err = run::<Squares, u64>(
+            &jobs,
+            &|| Err("no engine".into()),
+            || {},
+            |_| Control::Continue,
+        );
+        assert_eq!(err, Err("no engine".to_string()));
+    }
+
+    #[test]
+    fn an_abort_raised_before_the_start_runs_nothing() {
+        let abort = AtomicBool::new(true);
+        let jobs = Jobs {
+            first: 0,
+            end: Some(100),
+            concurrency: 2,
+            abort: &abort,
+        };
+        let mut got = 0;
+        run(
+            &jobs,
+            &|| Ok(Squares),
+            || {},
+            |_| {
+                got += 1;
+                Control::Continue
+            },
+        )
+        .unwrap();
+        assert_eq!(got, 0);
+    }
+}
