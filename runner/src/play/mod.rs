@@ -6,3 +6,4 @@ pub mod game;
 pub mod ordered;
 pub mod schedule;
 pub mod tally;
+pub mod training;
