@@ -164,10 +164,10 @@ pub struct OutputArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct SprtArgs {
     /// SPRT: Elo difference of the null hypothesis (in --model units; default 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub elo0: Option<f64>,
     /// SPRT: Elo difference of the alternative hypothesis (default 5).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub elo1: Option<f64>,
     /// SPRT: false positive rate.
     #[arg(long, default_value_t = 0.05)]

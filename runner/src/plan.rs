@@ -188,10 +188,15 @@ impl MatchPlan {
             ),
             None => (10.0, req.recover_by_default),
         };
+        // More workers than pairs would only sit idle (each with its engines' hash tables).
+        let concurrency = match pairs {
+            Some(p) => req.run.concurrency()?.min(p.max(1) as usize),
+            None => req.run.concurrency()?,
+        };
         let plan = MatchPlan {
             engines,
             pairs,
-            concurrency: req.run.concurrency()?,
+            concurrency,
             seed: req.run.seed,
             book: req.book.book.clone(),
             adjudication: req.adjudication,
@@ -225,6 +230,7 @@ impl MatchPlan {
                 "--stall-timeout must be a positive number of seconds",
             ));
         }
+        check_memory(&variants, self.concurrency)?;
         let book = OpeningBook::load(self.book.as_deref(), self.seed).map_err(CliError::usage)?;
         let sprt = self.sprt.as_ref().map(SprtPlan::sprt).transpose()?;
         Ok(Run {
@@ -272,6 +278,33 @@ impl Run {
         let second = self.variants.get(1).unwrap_or(&self.variants[0]);
         [self.variants[0].clone(), second.clone()]
     }
+}
+
+/// Refuses a run whose builtin engines' hash tables (one per seat and worker) would not fit
+/// in the memory this machine has available.
+fn check_memory(variants: &[Variant], concurrency: usize) -> CliResult {
+    let per_worker_mib: u64 = variants
+        .iter()
+        .filter(|v| v.source == Source::Builtin)
+        .map(|v| v.hash_mb as u64)
+        .sum::<u64>()
+        * if variants.len() == 1 { 2 } else { 1 };
+    let need_mib = per_worker_mib.saturating_mul(concurrency as u64);
+    match available_memory_mib() {
+        Some(have) if need_mib > have => Err(CliError::usage(format!(
+            "--concurrency {concurrency} needs {need_mib} MiB of hash tables ({per_worker_mib} MiB per worker) \
+             but only {have} MiB of memory is available: lower --concurrency or option.Hash"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in MiB (`None` where there is no such file).
+fn available_memory_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
 }
 
 fn count_word(n: usize) -> &'static str {

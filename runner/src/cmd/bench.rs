@@ -23,6 +23,6 @@ pub fn run(args: BenchArgs) -> CliResult {
         )));
     }
     let result = engine::bench::run(depth, &engine::params::Params::defaults());
-    println!("{}", result.line());
+    crate::stdout::print(&format!("{}\n", result.line()))?;
     Ok(())
 }

@@ -128,15 +128,14 @@ fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> 
     };
     let summary = inspect::inspect(path, kind, samples)
         .map_err(|e| CliError::usage(format!("--inspect {shown}: {e}")))?;
-    println!("File: {shown}");
-    for line in summary.report() {
-        println!("{line}");
+    let mut lines = vec![format!("File: {shown}")];
+    lines.extend(summary.report());
+    if summary.error.is_none() {
+        lines.push("Valid: every record decodes".to_string());
     }
+    stdout::print_lines(&lines)?;
     match &summary.error {
-        None => {
-            println!("Valid: every record decodes");
-            Ok(())
-        }
+        None => Ok(()),
         Some(e) => Err(CliError::failure(format!(
             "{shown}: corrupt record at {e} (the counts above cover the records before it)"
         ))),

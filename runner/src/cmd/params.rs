@@ -16,17 +16,15 @@ pub struct ParamsArgs {
 
 /// Runs `spar params`.
 pub fn run(args: ParamsArgs) -> CliResult {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    let mut text = String::new();
     for s in engine::params::specs() {
         if (args.search && s.eval) || (args.eval && !s.eval) {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "{}, int, {}, {}, {}, {}, {}",
+        text.push_str(&format!(
+            "{}, int, {}, {}, {}, {}, {}\n",
             s.name, s.default, s.min, s.max, s.c_end, s.r_end
-        );
+        ));
     }
-    Ok(())
+    crate::stdout::print(&text)
 }

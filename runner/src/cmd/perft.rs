@@ -1,6 +1,5 @@
 //! `spar perft`: leaf counts of the legal move tree, for one position or a whole suite.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -8,6 +7,7 @@ use engine::perft::{divide, parse_suite_line, perft};
 use engine::position::{Position, STARTPOS_FEN};
 
 use crate::error::{CliError, CliResult};
+use crate::stdout;
 
 /// Count leaf nodes of the legal move tree.
 ///
@@ -37,6 +37,11 @@ pub struct PerftArgs {
 
 /// Runs `spar perft`.
 pub fn run(args: PerftArgs) -> CliResult {
+    if args.max_depth.is_some() && args.suite.is_none() {
+        return Err(CliError::usage(
+            "--max-depth limits a --suite run; with --depth, the depth is all there is",
+        ));
+    }
     match (&args.suite, args.depth) {
         (Some(path), _) => run_suite(path, args.max_depth.unwrap_or(u32::MAX)),
         (None, Some(depth)) => run_single(&args.fen, depth, args.divide),
@@ -48,27 +53,28 @@ fn run_single(fen: &str, depth: u32, show_divide: bool) -> CliResult {
     let pos =
         Position::from_fen(fen).map_err(|e| CliError::usage(format!("{e} in --fen \"{fen}\"")))?;
     let start = Instant::now();
+    let mut text = String::new();
     let nodes = if show_divide {
-        let mut out = std::io::stdout().lock();
         let mut total = 0;
         for (mv, n) in divide(&pos, depth) {
-            let _ = writeln!(out, "{}: {n}", mv.to_uci(pos.is_chess960()));
+            text.push_str(&format!("{}: {n}\n", mv.to_uci(pos.is_chess960())));
             total += n;
         }
-        let _ = writeln!(out);
+        text.push('\n');
         total
     } else {
         perft(&pos, depth)
     };
     let secs = start.elapsed().as_secs_f64();
-    println!("Nodes searched: {nodes}");
-    println!("Nodes/second: {}", (nodes as f64 / secs.max(1e-9)) as u64);
-    Ok(())
+    text.push_str(&format!(
+        "Nodes searched: {nodes}\nNodes/second: {}\n",
+        (nodes as f64 / secs.max(1e-9)) as u64
+    ));
+    stdout::print(&text)
 }
 
 fn run_suite(path: &PathBuf, max_depth: u32) -> CliResult {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::usage(format!("cannot read perft suite {}: {e}", path.display())))?;
+    let text = crate::files::text::read_input(path, "--suite").map_err(CliError::usage)?;
     // Parse everything first: a malformed line is an input error, reported before any work.
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -84,6 +90,23 @@ fn run_suite(path: &PathBuf, max_depth: u32) -> CliResult {
         entries.push((entry, pos));
     }
     let total = entries.len();
+    if total == 0 {
+        return Err(CliError::usage(format!(
+            "--suite {}: no positions (lines like 'FEN ;D1 20 ;D2 400')",
+            path.display()
+        )));
+    }
+    let checked = entries
+        .iter()
+        .flat_map(|(e, _)| &e.depths)
+        .filter(|(d, _)| *d <= max_depth)
+        .count();
+    if checked == 0 {
+        return Err(CliError::usage(format!(
+            "--suite {}: no counts at --max-depth {max_depth} or below",
+            path.display()
+        )));
+    }
     let start = Instant::now();
     let mut passed = 0;
     let mut nodes = 0u64;
@@ -93,17 +116,17 @@ fn run_suite(path: &PathBuf, max_depth: u32) -> CliResult {
             let got = perft(pos, depth);
             nodes += got;
             if got != expected {
-                println!(
-                    "FAIL {} depth {depth}: expected {expected}, got {got}",
+                stdout::print(&format!(
+                    "FAIL {} depth {depth}: expected {expected}, got {got}\n",
                     entry.fen
-                );
+                ))?;
                 ok = false;
             }
         }
         passed += ok as usize;
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{passed}/{total} positions passed");
+    stdout::print(&format!("{passed}/{total} positions passed\n"))?;
     eprintln!(
         "({nodes} nodes in {secs:.2} s, {} nodes/second)",
         (nodes as f64 / secs.max(1e-9)) as u64

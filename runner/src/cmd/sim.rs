@@ -7,6 +7,7 @@ use sprt::simulate::{run_sprt, GameModel, LlrChecks, SimulationSummary, Xoshiro2
 use sprt::{Model, Sprt};
 
 use crate::error::{CliError, CliResult};
+use crate::stdout;
 
 /// SPRT simulator.
 ///
@@ -23,22 +24,22 @@ use crate::error::{CliError, CliResult};
 #[command(verbatim_doc_comment)]
 pub struct SimArgs {
     /// True Elo difference of the simulated engines, in the units of --model.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     elo: f64,
     /// SPRT null hypothesis (H0).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     elo0: f64,
     /// SPRT alternative hypothesis (H1).
-    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
     elo1: f64,
     /// SPRT false positive rate.
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     alpha: f64,
     /// SPRT false negative rate.
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     beta: f64,
     /// Share of drawn games (for bayesian: between equal engines).
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
     draw_ratio: f64,
     /// Elo model of --elo, --elo0 and --elo1: normalized, logistic or bayesian.
     #[arg(long, default_value = "normalized")]
@@ -105,25 +106,26 @@ pub fn run(args: SimArgs) -> CliResult {
     let summary = SimulationSummary::new(&outcomes);
 
     let [p0, p1, p2, p3, p4] = game.pair_probabilities();
-    println!(
+    let mut lines = Vec::new();
+    lines.push(format!(
         "SPRT: {} [{:.2}, {:.2}], alpha {}, beta {}; true Elo {:.2}, draw ratio {:.2}",
         model, args.elo0, args.elo1, args.alpha, args.beta, args.elo, args.draw_ratio
-    );
-    println!(
+    ));
+    lines.push(format!(
         "Game: W {:.4} D {:.4} L {:.4}; pairs 0-2 points [{p0:.4}, {p1:.4}, {p2:.4}, {p3:.4}, {p4:.4}]",
         game.win, game.draw, game.loss
-    );
-    println!(
+    ));
+    lines.push(format!(
         "Runs: {} (seed {}): {} passed, {} failed, {} undecided after {} pairs",
         summary.runs, args.seed, summary.passed, summary.failed, summary.undecided, args.max_pairs
-    );
-    println!(
+    ));
+    lines.push(format!(
         "Pass rate: {:.4} +/- {:.4}",
         summary.pass_rate, summary.pass_rate_error
-    );
-    println!(
+    ));
+    lines.push(format!(
         "Games to a decision: mean {:.0}, median {:.0}, 95th percentile {:.0}",
         summary.mean_games, summary.median_games, summary.p95_games
-    );
-    Ok(())
+    ));
+    stdout::print_lines(&lines)
 }

@@ -4,6 +4,7 @@
 use sprt::{Model, Pentanomial, Sample, Sprt, Trinomial};
 
 use crate::error::{CliError, CliResult};
+use crate::stdout;
 use crate::summary::{json_report, text_report, Request};
 
 /// Match statistics calculator.
@@ -27,16 +28,16 @@ pub struct StatsArgs {
     #[arg(long, num_args = 1.., value_name = "LL LD WL_DD WD WW", allow_negative_numbers = true)]
     ptnml: Option<Vec<String>>,
     /// SPRT null hypothesis (H0): the Elo difference, in the units of --model.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     elo0: Option<f64>,
     /// SPRT alternative hypothesis (H1): the Elo difference, in the units of --model.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     elo1: Option<f64>,
     /// SPRT false positive rate: the chance of passing when elo = elo0.
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     alpha: f64,
     /// SPRT false negative rate: the chance of failing when elo = elo1.
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     beta: f64,
     /// Elo model of the bounds: normalized (nElo), logistic or bayesian (BayesElo, W/D/L only).
     #[arg(long, default_value = "normalized")]
@@ -177,14 +178,10 @@ pub fn run(args: StatsArgs) -> CliResult {
     let estimate = req.sample.estimate();
     if args.json {
         let report = json_report(&req, &estimate)?;
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(e.to_string()))?
-        );
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(e.to_string()))?;
+        stdout::print(&(text + "\n"))
     } else {
-        for line in text_report(&req, &estimate, &args.names)? {
-            println!("{line}");
-        }
+        stdout::print_lines(&text_report(&req, &estimate, &args.names)?)
     }
-    Ok(())
 }

@@ -201,6 +201,9 @@ pub fn parse_variant(
     };
     for (k, v) in &kv {
         match k.as_str() {
+            "name" if v.trim().is_empty() => {
+                return Err("engine word 'name=' is empty: give the engine a name, e.g. name=dev".to_string())
+            }
             "name" => name = Some(v.clone()),
             "cmd" => cmd = Some(v.clone()),
             "args" => args = split_args(v)?,
@@ -208,15 +211,26 @@ pub fn parse_variant(
             "git" => git = Some(v.clone()),
             "features" => features = v.split([',', ' ']).filter(|f| !f.is_empty()).map(String::from).collect(),
             "params" => params_file = Some(PathBuf::from(v)),
-            "nodes" => limits.nodes = Some(num(k, v)?.max(1)),
-            "depth" => limits.depth = Some(num(k, v)?.clamp(1, 200) as i32),
+            "nodes" => limits.nodes = Some(positive(k, v, num(k, v)?, u64::MAX)?),
+            "depth" => limits.depth = Some(positive(k, v, num(k, v)?, MAX_DEPTH)? as i32),
             "movetime" | "st" => {
                 let ms = if k == "st" {
-                    v.parse::<f64>().map(|s| (s * 1000.0) as u64).map_err(|_| format!("engine word st={v}: expected seconds"))?
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .map(|s| (s * 1000.0).round() as u64)
+                        .ok_or_else(|| format!("engine word st={v}: expected seconds, e.g. st=0.5"))?
                 } else {
                     num(k, v)?
                 };
-                limits.movetime = Some(Duration::from_millis(ms.max(1)));
+                let ms = positive(k, v, ms, u64::MAX).map_err(|e| {
+                    if k == "st" {
+                        format!("{e} (st= is seconds; the smallest move time is 1 ms)")
+                    } else {
+                        e
+                    }
+                })?;
+                limits.movetime = Some(Duration::from_millis(ms));
             }
             "tc" => limits.tc = Some(TimeControl::parse(v)?),
             "timemargin" => time_margin = Duration::from_millis(num(k, v)?),
@@ -283,6 +297,11 @@ pub fn parse_variant(
                     ))
                 }
                 _ => {
+                    if engine::params::spec(&opt).is_some() && value.trim().parse::<i64>().is_err() {
+                        return Err(format!(
+                            "engine '{name}': option.{opt}={value}: expected an integer (parameters are integers)"
+                        ));
+                    }
                     params.set_str(&opt, &value).map_err(|e| format!("engine '{name}': option.{opt}: {e}"))?;
                     kept.push((opt, value));
                 }
@@ -292,6 +311,14 @@ pub fn parse_variant(
     }
     if !limits.is_set() {
         return Err(format!("engine '{name}' has no limit: add nodes=, depth=, movetime= or tc= (to it or to --each)"));
+    }
+    if limits.tc.is_some()
+        && (limits.nodes.is_some() || limits.depth.is_some() || limits.movetime.is_some())
+    {
+        return Err(format!(
+            "engine '{name}' has a clock (tc=) and a per-move limit (nodes=, depth= or movetime=): \
+             give one kind, e.g. tc=10+0.1 or nodes=5000 (set the other per engine, not in --each)"
+        ));
     }
     Ok(Variant {
         name,
@@ -304,11 +331,27 @@ pub fn parse_variant(
     })
 }
 
+/// The deepest `depth=` limit.
+const MAX_DEPTH: u64 = 200;
+
+/// `value` (parsed from `key=text`) checked to be within 1..=max.
+fn positive(key: &str, text: &str, value: u64, max: u64) -> Result<u64, String> {
+    if value == 0 {
+        Err(format!(
+            "engine word {key}={text}: must be at least 1 (0 would not search at all)"
+        ))
+    } else if value > max {
+        Err(format!("engine word {key}={text}: at most {max}"))
+    } else {
+        Ok(value)
+    }
+}
+
 /// Loads `name, value` lines (OpenBench output) or `name, int, value, min, max, c_end, r_end`
 /// lines (OpenBench SPSA input: the value is the start) into `params`.
 pub fn load_params_file(path: &std::path::Path, params: &mut Params) -> Result<(), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read parameter file {}: {e}", path.display()))?;
+    let text = crate::files::text::read_input(path, "params=")?;
+    let mut seen: Vec<(&str, usize)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -326,9 +369,24 @@ pub fn load_params_file(path: &std::path::Path, params: &mut Params) -> Result<(
                 ))
             }
         };
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == fields[0]) {
+            return Err(format!(
+                "{}:{}: {} is set again (first on line {first}); keep one line per parameter",
+                path.display(),
+                i + 1,
+                fields[0]
+            ));
+        }
+        seen.push((fields[0], i + 1));
         params
             .set_str(fields[0], value)
             .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+    }
+    if seen.is_empty() {
+        return Err(format!(
+            "parameter file {} sets no parameter (lines like 'rfp_margin, 80'; `spar params` lists them)",
+            path.display()
+        ));
     }
     Ok(())
 }
@@ -441,11 +499,52 @@ mod tests {
             ("nodes=5 tc=abc", "bad tc"),
             (
                 "nodes=5 params=/nonexistent/file",
-                "cannot read parameter file",
+                "params= /nonexistent/file",
             ),
+            ("nodes=0", "nodes=0: must be at least 1"),
+            ("depth=0", "depth=0: must be at least 1"),
+            ("depth=201", "at most 200"),
+            ("movetime=0", "movetime=0: must be at least 1"),
+            ("st=0", "st= is seconds"),
+            ("st=-1", "expected seconds"),
+            ("tc=10+0.1 nodes=5000", "give one kind"),
+            ("name= nodes=5", "'name=' is empty"),
+            ("nodes=5 option.rfp_margin=80.5", "expected an integer"),
         ] {
             let err = parse_variant(&words(w), &[], 0).unwrap_err();
             assert!(err.contains(needle), "{w}: {err}");
+        }
+    }
+
+    fn params_file(text: &[u8]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.txt");
+        std::fs::write(&path, text).unwrap();
+        let word = format!("params={}", path.display());
+        (dir, word)
+    }
+
+    #[test]
+    fn parameter_files_are_checked() {
+        let (_d, ok) = params_file(b"\xEF\xBB\xBFrfp_margin, 81\n");
+        let v = parse_variant(&words(&format!("nodes=5 {ok}")), &[], 0).unwrap();
+        assert_eq!(
+            v.params.get_by_name("rfp_margin"),
+            Some(81),
+            "a BOM is skipped"
+        );
+        for (text, needle) in [
+            (&b""[..], "sets no parameter"),
+            (&b"# only a comment\n"[..], "sets no parameter"),
+            (
+                &b"rfp_margin, 80\nrfp_margin, 90\n"[..],
+                "rfp_margin is set again (first on line 1)",
+            ),
+            (&b"rfp_margin, \xFF\n"[..], "not UTF-8"),
+        ] {
+            let (_d, w) = params_file(text);
+            let err = parse_variant(&words(&format!("nodes=5 {w}")), &[], 0).unwrap_err();
+            assert!(err.contains(needle), "{text:?}: {err}");
         }
     }
 }

@@ -5,3 +5,4 @@ pub mod atomic;
 pub mod book;
 pub mod match_files;
 pub mod position_dump;
+pub mod text;

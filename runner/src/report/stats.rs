@@ -138,8 +138,7 @@ impl StatsFile {
 
     /// Reads a `.json` or `.csv` statistics file.
     pub fn read(path: &Path) -> Result<StatsFile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::files::text::read_input(path, "statistics file")?;
         let is_csv = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"));

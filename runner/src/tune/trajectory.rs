@@ -165,8 +165,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Contents, String> {
 
 /// Reads a trajectory file.
 pub fn read(path: &Path) -> Result<Contents, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = crate::files::text::read_input(path, "trajectory")?;
     parse(&text, &path.display().to_string())
 }
 

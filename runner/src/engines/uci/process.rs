@@ -42,6 +42,14 @@ impl Process {
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
+        // Its own process group: a kill reaches whatever the engine started too (a wrapper
+        // script's real engine), and a terminal's Ctrl-C reaches spar alone, which then
+        // shuts the engines down itself.
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
         let mut child = command.spawn().map_err(|e| {
             format!(
                 "engine '{name}': cannot start '{}'{}: {e} (check cmd=, args= and dir=)",
@@ -145,14 +153,31 @@ impl Process {
         s
     }
 
-    /// Kills the process (if still running) and reaps it.
+    /// Kills the process and everything in its process group (if still running) and reaps
+    /// it.
     pub(super) fn kill(&mut self) {
         self.stdin = None;
         if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
+            kill_group(&mut self.child);
         }
         let _ = self.child.wait();
     }
+}
+
+/// SIGKILL to the child's process group (it leads one: see [`Process::spawn`]); the child
+/// alone where groups do not exist.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        if let Ok(pid) = i32::try_from(child.id()) {
+            if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
+                return;
+            }
+        }
+    }
+    let _ = child.kill();
 }
 
 impl Drop for Process {

@@ -270,6 +270,53 @@ fn hang_under_node_limit_is_a_stall() {
 }
 
 #[test]
+fn a_stall_kill_reaches_the_engine_behind_a_wrapper_script() {
+    // `run.sh` starts the real engine without exec: killing only the script would orphan it.
+    let fake = Fake::new();
+    let dir = fake.dir.path();
+    let wrapper = dir.join("run.sh");
+    let pid_file = dir.join("engine.pid");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "bash {} noquit <&0 &\necho $! > {}\nwait\n",
+            dir.join("fake.sh").display(),
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    let words = [
+        "name=wrapped".to_string(),
+        "cmd=bash".to_string(),
+        format!("args={}", wrapper.display()),
+        "nodes=1000".to_string(),
+    ];
+    let config = UciConfig {
+        stall_timeout: Duration::from_millis(300),
+        grace: Duration::from_millis(300),
+        startup_timeout: Duration::from_secs(5),
+    };
+    let mut p = UciPlayer::with_config(&parse_variant(&words, &[], 0).unwrap(), config).unwrap();
+    p.new_game(false).unwrap();
+    let engine_pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(engine_pid));
+    let err = go_from(&mut p, &Position::startpos(), &nodes(10)).unwrap_err();
+    assert!(matches!(err, PlayerError::Stalled(_)), "{err:?}");
+    let t = Instant::now();
+    while pid_alive(engine_pid) && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !pid_alive(engine_pid),
+        "the engine started by the wrapper is killed with it"
+    );
+}
+
+#[test]
 fn answer_after_stop_is_late_not_stalled() {
     let fake = Fake::new();
     let mut p = fake.player("late", 300);
