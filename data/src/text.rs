@@ -204,6 +204,10 @@ impl<R: BufRead> LineReader<R> {
                 break;
             }
         }
+        if self.line == 0 && self.buf == BOM.as_bytes() {
+            // A file of just a BOM is empty, not one empty line.
+            return Ok(false);
+        }
         self.line += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
@@ -270,6 +274,8 @@ mod tests {
         assert_eq!(lines(b"").unwrap(), Vec::<String>::new());
         assert_eq!(lines(b"\n").unwrap(), [""]);
         assert_eq!(lines(b"last").unwrap(), ["last"]);
+        assert_eq!(lines(b"\xef\xbb\xbf").unwrap(), Vec::<String>::new());
+        assert_eq!(lines(b"\xef\xbb\xbf\n").unwrap(), [""]);
     }
 
     #[test]
