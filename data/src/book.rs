@@ -227,6 +227,8 @@ pub enum BookError {
         /// What is wrong.
         reason: String,
     },
+    /// The file is not line-structured UTF-8 text (a binary file, an over-long line).
+    Text(crate::text::TextError),
     /// The book has no openings.
     Empty {
         /// The file.
@@ -266,6 +268,7 @@ impl fmt::Display for BookError {
                 f,
                 "{path}:{line}: {reason} (at '{token}'; fix the game or delete it)"
             ),
+            BookError::Text(e) => write!(f, "cannot read opening book {e}"),
             BookError::Empty { path } => write!(
                 f,
                 "opening book {path} has no openings (is it the right file and format?)"
@@ -281,6 +284,7 @@ impl std::error::Error for BookError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BookError::Io { source, .. } => Some(source),
+            BookError::Text(e) => Some(e),
             _ => None,
         }
     }
@@ -390,11 +394,14 @@ impl Book {
     pub fn load(path: impl AsRef<Path>, options: &BookOptions) -> Result<Book, BookError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| BookError::Io {
+        let file = std::fs::File::open(path).map_err(|source| BookError::Io {
             path: shown.clone(),
             source,
         })?;
-        let text = String::from_utf8_lossy(&bytes);
+        // Line by line with a bounded line length: a BOM is dropped, and a binary file or
+        // an endless input gives an error naming the line instead of unbounded memory.
+        let text = crate::text::read_all(std::io::BufReader::new(file), &shown)
+            .map_err(BookError::Text)?;
         let format = options
             .format
             .or_else(|| BookFormat::from_path(path))
@@ -531,7 +538,7 @@ fn builtin_openings() -> Arc<[Opening]> {
 /// stripped; after the four FEN fields, either the two move counters or EPD operations
 /// (`bm e4; id "x";`, ignored).
 pub fn parse_epd(text: &str, path: &str, chess960: bool) -> Result<Vec<Opening>, BookError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::text::strip_bom(text);
     let mut openings = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw).trim();
@@ -595,6 +602,32 @@ pub fn parse_pgn(text: &str, path: &str, options: &BookOptions) -> Result<Vec<Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn book_files_with_a_bom_load_and_endless_or_binary_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bom.epd");
+        std::fs::write(&path, "\u{feff}4k3/8/8/8/8/8/8/4K2R w K - 0 1\r\n").unwrap();
+        assert_eq!(Book::load(&path, &BookOptions::default()).unwrap().len(), 1);
+        let path = dir.path().join("bom.pgn");
+        std::fs::write(&path, "\u{feff}[Event \"x\"]\n\n1. e4 e5 *\n").unwrap();
+        assert_eq!(Book::load(&path, &BookOptions::default()).unwrap().len(), 1);
+        let path = dir.path().join("bin.epd");
+        std::fs::write(&path, b"4k3/8/8/8/8/8/8/4K2R w K - 0 1\n\xff\xfe\n").unwrap();
+        let e = Book::load(&path, &BookOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("bin.epd:2: not UTF-8"), "{e}");
+        if Path::new("/dev/zero").exists() {
+            let opts = BookOptions {
+                format: Some(BookFormat::Epd),
+                ..BookOptions::default()
+            };
+            let e = Book::load("/dev/zero", &opts).unwrap_err();
+            assert!(
+                e.to_string().contains("/dev/zero:1: line longer than"),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn epd_lines_counters_operations_comments_crlf() {

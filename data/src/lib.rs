@@ -5,14 +5,18 @@
 //!   balanced book compiled into the binary ([`book::Book::builtin`]).
 //! - [`pgn`]: a PGN writer that appends one whole game per write, and a tolerant reader.
 //! - [`results`]: the per-game results CSV that `--resume` reads back.
+//! - [`text`]: reading outside text: BOM stripping and a bounded line reader.
+//! - [`params_file`]: parameter files (`name, value` lines) for builtin engines.
 //! - [`rng`]: the small deterministic generator used to shuffle books.
 //! - [`training`]: training positions for NNUE trainers and tuners (viriformat, bullet
 //!   text), their filters, resumable writers and readers.
 #![deny(missing_docs)]
 
 pub mod book;
+pub mod params_file;
 pub mod pgn;
 pub mod results;
 pub mod rng;
 pub mod san;
+pub mod text;
 pub mod training;

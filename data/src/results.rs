@@ -106,6 +106,8 @@ pub enum ResultsError {
         /// The first line as found.
         found: String,
     },
+    /// The file is not line-structured UTF-8 text (a binary file, an over-long line).
+    Text(Box<crate::text::TextError>),
     /// A row does not parse.
     Row {
         /// The file.
@@ -134,6 +136,9 @@ impl fmt::Display for ResultsError {
                 path.display(),
                 HEADER.join(",")
             ),
+            ResultsError::Text(e) => {
+                write!(f, "{e} (is this a spar results file? choose another path)")
+            }
             ResultsError::Row {
                 path,
                 line,
@@ -152,6 +157,7 @@ impl std::error::Error for ResultsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ResultsError::Io { source, .. } => Some(source),
+            ResultsError::Text(e) => Some(e),
             _ => None,
         }
     }
@@ -166,6 +172,7 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ResultsError + '_ {
 
 /// Parses results CSV text (header required). `path` is only used in errors.
 pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+    let text = crate::text::strip_bom(text);
     let lines: Vec<&str> = text.split('\n').collect();
     let first = lines
         .first()
@@ -173,7 +180,7 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
     if first.is_empty() && text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    if first.trim_start_matches('\u{feff}') != HEADER.join(",") {
+    if first != HEADER.join(",") {
         return Err(ResultsError::Header {
             path: path.to_path_buf(),
             found: first.chars().take(200).collect(),
@@ -221,8 +228,10 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
 /// Reads a whole results file.
 pub fn read_results(path: impl AsRef<Path>) -> Result<Vec<ResultRow>, ResultsError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
-    parse_results(&String::from_utf8_lossy(&bytes), path)
+    let file = File::open(path).map_err(io_err(path))?;
+    let text = crate::text::read_all(io::BufReader::new(file), &path.display().to_string())
+        .map_err(|e| ResultsError::Text(Box::new(e)))?;
+    parse_results(&text, path)
 }
 
 /// Appends rows to the results file, one write and one flush per row.
@@ -257,7 +266,9 @@ impl ResultsWriter {
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
-        let rows = parse_results(&String::from_utf8_lossy(&existing[..keep]), &path)?;
+        let text = crate::text::read_all(&existing[..keep], &path.display().to_string())
+            .map_err(|e| ResultsError::Text(Box::new(e)))?;
+        let rows = parse_results(&text, &path)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -318,6 +329,27 @@ mod tests {
             black_nodes: 654_321,
             duration_ms: 1500,
         }
+    }
+
+    #[test]
+    fn a_bom_is_dropped_and_binary_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        let mut w = ResultsWriter::create_or_resume(&path, false).unwrap().0;
+        w.append(&row(0, 0)).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        assert_eq!(read_results(&path).unwrap(), vec![row(0, 0)]);
+        let (_, rows) = ResultsWriter::create_or_resume(&path, true).unwrap();
+        assert_eq!(rows, vec![row(0, 0)]);
+        std::fs::write(&path, format!("{text}\u{ff}\n").replace('\u{ff}', "\u{1}")).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - 2;
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let e = read_results(&path).unwrap_err();
+        assert!(e.to_string().contains("r.csv:3: not UTF-8"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Perft: the number of leaf nodes of the legal move tree, the standard move-generator check.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::position::Position;
 use crate::types::Move;
 
@@ -39,6 +41,58 @@ pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
             (m, perft(&child, depth - 1))
         })
         .collect()
+}
+
+/// [`perft`] that gives up (`None`) soon after `stop` is set: the flag is read once per
+/// node two or more plies above the leaves, so it costs nothing measurable.
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use engine::{perft::perft_until, position::Position};
+/// let pos = Position::startpos();
+/// assert_eq!(perft_until(&pos, 3, &AtomicBool::new(false)), Some(8902));
+/// assert_eq!(perft_until(&pos, 3, &AtomicBool::new(true)), None);
+/// assert_eq!(perft_until(&pos, 0, &AtomicBool::new(false)), Some(1));
+/// ```
+pub fn perft_until(pos: &Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
+    if stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    if depth <= 2 {
+        return Some(perft(pos, depth));
+    }
+    let mut nodes = Some(0u64);
+    pos.for_each_legal_move(|m| {
+        if let Some(sum) = nodes {
+            let mut child = pos.clone();
+            child.play_mut(m);
+            nodes = perft_until(&child, depth - 1, stop).map(|n| sum + n);
+        }
+    });
+    nodes
+}
+
+/// [`divide`] that reports each root move's count to `on_move` as soon as it is known, and
+/// gives up (`None`) soon after `stop` is set; otherwise the total. Depth 0 is one node (the
+/// position itself) and no moves.
+pub fn divide_until(
+    pos: &Position,
+    depth: u32,
+    stop: &AtomicBool,
+    mut on_move: impl FnMut(Move, u64),
+) -> Option<u64> {
+    if depth == 0 {
+        return Some(1);
+    }
+    let mut total = 0;
+    for &m in pos.legal_moves().iter() {
+        let mut child = pos.clone();
+        child.play_mut(m);
+        let n = perft_until(&child, depth - 1, stop)?;
+        on_move(m, n);
+        total += n;
+    }
+    Some(total)
 }
 
 /// One perft suite line: `FEN ;D1 n ;D2 n …`.
@@ -82,6 +136,21 @@ pub fn parse_suite_line(line: &str) -> Result<SuiteEntry, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stoppable_perft_agrees_and_stops() {
+        let pos = Position::startpos();
+        let go = AtomicBool::new(false);
+        for depth in 0..=4 {
+            assert_eq!(perft_until(&pos, depth, &go), Some(perft(&pos, depth)));
+            let mut moves = Vec::new();
+            let total = divide_until(&pos, depth, &go, |m, n| moves.push((m, n)));
+            assert_eq!(total, Some(perft(&pos, depth)));
+            assert_eq!(moves, divide(&pos, depth));
+        }
+        let stop = AtomicBool::new(true);
+        assert_eq!(divide_until(&pos, 5, &stop, |_, _| panic!("stopped")), None);
+    }
 
     #[test]
     fn kiwipete_shallow() {

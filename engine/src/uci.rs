@@ -60,6 +60,64 @@ const GO_WORDS: [&str; 13] = [
     "perft",
 ];
 
+/// The longest input line read (bytes); longer lines are skipped with an `info string`.
+/// A `position … moves …` line of a 2,000-move game is about 10 KB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What [`read_line`] found.
+enum Line {
+    /// A line (its bytes in the buffer, without the line end).
+    Text,
+    /// A line longer than [`MAX_LINE_BYTES`], consumed up to its end and dropped.
+    TooLong,
+    /// End of input or a read error.
+    End,
+}
+
+/// Reads one line's bytes into `buf` without ever holding more than [`MAX_LINE_BYTES`].
+fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> Line {
+    buf.clear();
+    let mut any = false;
+    let mut too_long = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Line::End,
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        any = true;
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if buf.len() + take > MAX_LINE_BYTES + 2 {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        input.consume(take);
+        if done {
+            break;
+        }
+    }
+    if !any {
+        return Line::End;
+    }
+    if too_long {
+        return Line::TooLong;
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Line::Text
+}
+
 fn say(out: &Out, line: &str) {
     let mut out = out.lock().expect("stdout lock");
     let _ = writeln!(out, "{line}");
@@ -86,8 +144,33 @@ pub fn run(input: impl BufRead, output: Box<dyn Write + Send>, mut quit_hook: Op
         track_file: String::new(),
         out: Arc::new(Mutex::new(output)),
     };
-    for line in input.lines() {
-        let Ok(line) = line else { break };
+    let mut input = input;
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line(&mut input, &mut buf) {
+            Line::End => break,
+            Line::TooLong => {
+                say(
+                    &s.out,
+                    &format!("info string input line longer than {MAX_LINE_BYTES} bytes ignored"),
+                );
+                continue;
+            }
+            Line::Text => match std::str::from_utf8(&buf) {
+                Ok(text) => text,
+                Err(e) => {
+                    say(
+                        &s.out,
+                        &format!(
+                            "info string input line is not UTF-8 (bad byte at column {}); \
+                             line ignored",
+                            e.valid_up_to() + 1
+                        ),
+                    );
+                    continue;
+                }
+            },
+        };
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -194,8 +277,14 @@ impl Session {
         match name.to_ascii_lowercase().as_str() {
             "hash" => match number(value) {
                 Some(mb) if (1..=MAX_HASH_MB as i64).contains(&mb) => {
-                    self.hash_mb = mb as usize;
-                    self.lock_searcher().set_hash_mb(self.hash_mb);
+                    let resized = self.lock_searcher().try_set_hash_mb(mb as usize);
+                    match resized {
+                        Ok(()) => self.hash_mb = mb as usize,
+                        Err(e) => say(
+                            &self.out,
+                            &format!("info string {e}; keeping Hash {}", self.hash_mb),
+                        ),
+                    }
                 }
                 _ => say(
                     &self.out,
@@ -303,8 +392,12 @@ impl Session {
             v.and_then(|v| v.parse::<i64>().ok())
                 .map(|v| Duration::from_millis(v.max(0) as u64))
         };
+        // Whether the command named a limit, so that a `go` whose every limit was malformed
+        // still ends (instead of searching to the maximum depth as a bare `go` does).
+        let mut named_limit = false;
         while i < rest.len() {
-            let value = rest.get(i + 1);
+            // A missing value: the next word is another parameter, not this one's value.
+            let value = rest.get(i + 1).filter(|v| !GO_WORDS.contains(*v));
             let mut takes_value = true;
             match rest[i] {
                 "wtime" => limits.wtime = ms(value),
@@ -317,7 +410,20 @@ impl Session {
                 "nodes" => limits.nodes = value.and_then(|v| v.parse().ok()),
                 "mate" => limits.mate = value.and_then(|v| v.parse().ok()),
                 "perft" => {
-                    let depth = value.and_then(|v| v.parse().ok()).unwrap_or(1);
+                    let depth = match value.map(|v| v.parse::<u32>()) {
+                        Some(Ok(d)) => d,
+                        _ => {
+                            say(
+                                &self.out,
+                                &format!(
+                                    "info string go perft needs a depth (0 or more), got '{}'; \
+                                     using 1",
+                                    value.copied().unwrap_or("")
+                                ),
+                            );
+                            1
+                        }
+                    };
                     return self.perft(depth);
                 }
                 "infinite" => {
@@ -356,6 +462,7 @@ impl Session {
                 }
             }
             if takes_value {
+                named_limit = true;
                 match value {
                     None => say(
                         &self.out,
@@ -384,7 +491,20 @@ impl Session {
                     Some(_) => {}
                 }
             }
-            i += if takes_value { 2 } else { 1 };
+            i += if takes_value && value.is_some() { 2 } else { 1 };
+        }
+        let any_limit = limits.depth.is_some()
+            || limits.nodes.is_some()
+            || limits.movetime.is_some()
+            || limits.wtime.is_some()
+            || limits.btime.is_some()
+            || limits.mate.is_some();
+        if named_limit && !any_limit && !limits.infinite && !ponder {
+            say(
+                &self.out,
+                "info string go: no valid limit left; searching to depth 1 so that a bestmove comes",
+            );
+            limits.depth = Some(1);
         }
         self.stop.store(false, Ordering::SeqCst);
         // Set before the search starts, so that an early `ponderhit` is never lost.
@@ -419,21 +539,33 @@ impl Session {
         }));
     }
 
-    fn perft(&self, depth: u32) {
-        let start = std::time::Instant::now();
-        let mut total = 0;
-        for (mv, n) in crate::perft::divide(&self.position, depth) {
-            say(&self.out, &format!("{}: {n}", mv.to_uci(self.chess960)));
-            total += n;
-        }
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
-        say(
-            &self.out,
-            &format!(
-                "\nNodes searched: {total}\nNodes/second: {}",
-                (total as f64 / secs) as u64
-            ),
-        );
+    /// `go perft N` on the search thread, so `isready`, `stop` and `quit` are answered while
+    /// it counts; `stop` ends it early (without a total).
+    fn perft(&mut self, depth: u32) {
+        self.stop.store(false, Ordering::SeqCst);
+        let stop = Arc::clone(&self.stop);
+        let out = Arc::clone(&self.out);
+        let position = self.position.clone();
+        let chess960 = self.chess960 || position.is_chess960();
+        self.worker = Some(std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let total = crate::perft::divide_until(&position, depth, &stop, |mv, n| {
+                say(&out, &format!("{}: {n}", mv.to_uci(chess960)))
+            });
+            match total {
+                Some(total) => {
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    say(
+                        &out,
+                        &format!(
+                            "\nNodes searched: {total}\nNodes/second: {}",
+                            (total as f64 / secs) as u64
+                        ),
+                    );
+                }
+                None => say(&out, &format!("info string perft {depth} stopped")),
+            }
+        }));
     }
 
     /// Stops a running search and waits for its `bestmove`.
@@ -462,4 +594,234 @@ pub fn info_line(info: &SearchInfo, chess960: bool) -> String {
         info.time.as_millis(),
         pv.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+    use std::sync::mpsc::{channel, Receiver, Sender};
+    use std::time::Instant;
+
+    /// Input that blocks until the test sends bytes, like a GUI's pipe.
+    struct Pipe {
+        rx: Receiver<Vec<u8>>,
+        pending: Vec<u8>,
+    }
+
+    impl Read for Pipe {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.pending.is_empty() {
+                match self.rx.recv() {
+                    Ok(bytes) => self.pending = bytes,
+                    Err(_) => return Ok(0),
+                }
+            }
+            let n = buf.len().min(self.pending.len());
+            buf[..n].copy_from_slice(&self.pending[..n]);
+            self.pending.drain(..n);
+            Ok(n)
+        }
+    }
+
+    #[derive(Clone)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A running session: bytes in, lines out.
+    struct Session {
+        tx: Option<Sender<Vec<u8>>>,
+        out: Sink,
+        seen: usize,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    impl Session {
+        fn start() -> Session {
+            let (tx, rx) = channel();
+            let out = Sink(Arc::new(Mutex::new(Vec::new())));
+            let sink = out.clone();
+            let thread = std::thread::spawn(move || {
+                let input = BufReader::new(Pipe {
+                    rx,
+                    pending: Vec::new(),
+                });
+                run(input, Box::new(sink), None);
+            });
+            Session {
+                tx: Some(tx),
+                out,
+                seen: 0,
+                thread: Some(thread),
+            }
+        }
+
+        fn send(&self, bytes: &[u8]) {
+            self.tx.as_ref().unwrap().send(bytes.to_vec()).unwrap();
+        }
+
+        fn lines(&self) -> Vec<String> {
+            let bytes = self.out.0.lock().unwrap().clone();
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+
+        /// The new lines up to and including the first that `done` accepts (panics after
+        /// `within`).
+        fn until(&mut self, within: Duration, done: impl Fn(&str) -> bool) -> Vec<String> {
+            let start = Instant::now();
+            loop {
+                let lines = self.lines();
+                if let Some(i) = lines[self.seen..].iter().position(|l| done(l)) {
+                    let got = lines[self.seen..=self.seen + i].to_vec();
+                    self.seen += i + 1;
+                    return got;
+                }
+                assert!(
+                    start.elapsed() < within,
+                    "no expected line within {within:?}; got {:?}",
+                    &lines[self.seen..]
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+
+        /// Ends the session with `quit` and checks it exits promptly.
+        fn quit(mut self) {
+            self.send(b"quit\n");
+            let start = Instant::now();
+            let thread = self.thread.take().unwrap();
+            while !thread.is_finished() {
+                assert!(start.elapsed() < PATIENCE, "no exit after quit");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            thread.join().unwrap();
+        }
+    }
+
+    fn info_strings(lines: &[String]) -> Vec<&String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with("info string"))
+            .collect()
+    }
+
+    #[test]
+    fn a_non_utf8_line_is_skipped_and_the_session_stays_up() {
+        let mut s = Session::start();
+        s.send(b"isready\ngo \xff\xfe depth 1\nisready\n");
+        s.until(PATIENCE, |l| l == "readyok");
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0].starts_with("info string input line is not UTF-8"),
+            "{got:?}"
+        );
+        s.send(b"go depth 1\n");
+        s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        s.quit();
+    }
+
+    #[test]
+    fn an_endless_line_is_skipped_with_bounded_memory() {
+        let mut s = Session::start();
+        let chunk = vec![b'a'; 64 * 1024];
+        for _ in 0..(2 * MAX_LINE_BYTES / chunk.len()) {
+            s.send(&chunk);
+        }
+        s.send(b"\nisready\n");
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        assert!(got[0].contains("longer than"), "{got:?}");
+        s.quit();
+    }
+
+    #[test]
+    fn malformed_go_limits_are_ignored_and_a_bestmove_always_comes() {
+        let mut s = Session::start();
+        for go in [
+            "go nodes -5",
+            "go depth abc",
+            "go movetime x",
+            "go wtime x btime y",
+            "go nodes",
+            "go depth movetime",
+        ] {
+            s.send(format!("{go}\n").as_bytes());
+            // No `stop` is sent: the search must end by itself.
+            let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+            assert!(!info_strings(&got).is_empty(), "'{go}': {got:?}");
+            assert!(got.last().unwrap() != "bestmove 0000", "'{go}': {got:?}");
+        }
+        // Only the bad token is dropped: the good limits still apply.
+        s.send(b"go nodes -5 depth 3\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        let last_depth = got
+            .iter()
+            .rfind(|l| l.starts_with("info depth"))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .unwrap_or_else(|| panic!("{got:?}"));
+        assert_eq!(last_depth, "3", "{got:?}");
+        // A value that is another go word is not eaten: `movetime` still applies.
+        s.send(b"go depth movetime 50\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        assert!(
+            !got.iter().any(|l| l.contains("searching to depth 1")),
+            "{got:?}"
+        );
+        s.quit();
+    }
+
+    #[test]
+    fn go_perft_runs_beside_isready_and_stops() {
+        let mut s = Session::start();
+        s.send(b"position startpos\ngo perft 0\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("Nodes searched"));
+        assert_eq!(got.last().unwrap(), "Nodes searched: 1");
+        // Depth 7 takes minutes: isready is answered meanwhile, and stop ends it.
+        s.send(b"go perft 7\nisready\n");
+        let start = Instant::now();
+        s.until(PATIENCE, |l| l == "readyok");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        s.send(b"stop\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("info string perft 7 stopped"));
+        assert!(
+            !got.iter().any(|l| l.starts_with("Nodes searched")),
+            "{got:?}"
+        );
+        // Quit while a perft runs exits promptly too.
+        s.send(b"go perft 8\n");
+        s.quit();
+    }
+
+    #[test]
+    fn an_impossible_hash_size_is_reported_and_the_old_table_kept() {
+        if std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|s| s.trim() == "1")
+        {
+            return;
+        }
+        let mut s = Session::start();
+        s.send(format!("setoption name Hash value {MAX_HASH_MB}\nisready\n").as_bytes());
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        assert!(
+            got[0].starts_with("info string cannot allocate") && got[0].contains("keeping Hash 16"),
+            "{got:?}"
+        );
+        s.send(b"go depth 2\n");
+        s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        s.quit();
+    }
 }

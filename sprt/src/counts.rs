@@ -1,7 +1,32 @@
 //! What a match produces: trinomial counts of single games and pentanomial counts of
 //! game pairs, both from the point of view of the tested engine.
 
+use std::fmt;
 use std::ops::{Add, AddAssign};
+
+/// Counts whose totals do not fit in 64 bits: the numbers given and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountError {
+    /// The counts as given, in order.
+    pub counts: Vec<u64>,
+    /// What cannot be counted (`games`, `pairs`, `games (2 per pair)`).
+    pub total: &'static str,
+}
+
+impl fmt::Display for CountError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let counts: Vec<String> = self.counts.iter().map(u64::to_string).collect();
+        write!(
+            f,
+            "counts {} add up to more {} than fit in 64 bits (at most {}): check the numbers",
+            counts.join(" "),
+            self.total,
+            u64::MAX
+        )
+    }
+}
+
+impl std::error::Error for CountError {}
 
 /// The result of one game for the tested engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,9 +80,44 @@ impl Trinomial {
         }
     }
 
-    /// Number of games.
+    /// Counts from wins, draws and losses, refused if the number of games would not fit in
+    /// a `u64` (use this for counts from outside: a command line, a file).
+    ///
+    /// ```
+    /// use sprt::Trinomial;
+    /// assert_eq!(Trinomial::try_new(1, 2, 3).unwrap().games(), 6);
+    /// assert!(Trinomial::try_new(u64::MAX, 1, 0).is_err());
+    /// ```
+    pub fn try_new(wins: u64, draws: u64, losses: u64) -> Result<Self, CountError> {
+        let counts = Trinomial::new(wins, draws, losses);
+        counts.checked_games().ok_or_else(|| CountError {
+            counts: vec![wins, draws, losses],
+            total: "games",
+        })?;
+        Ok(counts)
+    }
+
+    /// Number of games, `None` if it does not fit in a `u64`.
+    pub fn checked_games(&self) -> Option<u64> {
+        self.wins
+            .checked_add(self.draws)
+            .and_then(|n| n.checked_add(self.losses))
+    }
+
+    /// Number of games (saturating at `u64::MAX`; [`Trinomial::try_new`] refuses counts
+    /// where that would happen).
     pub fn games(&self) -> u64 {
-        self.wins + self.draws + self.losses
+        self.checked_games().unwrap_or(u64::MAX)
+    }
+
+    /// The sum of two counts, `None` if a count would overflow.
+    pub fn checked_add(&self, rhs: &Trinomial) -> Option<Trinomial> {
+        let sum = Trinomial::new(
+            self.wins.checked_add(rhs.wins)?,
+            self.draws.checked_add(rhs.draws)?,
+            self.losses.checked_add(rhs.losses)?,
+        );
+        sum.checked_games().map(|_| sum)
     }
 
     /// Points of the tested engine: wins + draws / 2.
@@ -137,14 +197,53 @@ impl Pentanomial {
         self.0[Self::bucket(first, second)] += 1;
     }
 
-    /// Number of pairs.
-    pub fn pairs(&self) -> u64 {
-        self.0.iter().sum()
+    /// Counts from the five buckets, refused if the number of games (two per pair) would
+    /// not fit in a `u64` (use this for counts from outside: a command line, a file).
+    ///
+    /// ```
+    /// use sprt::Pentanomial;
+    /// assert_eq!(Pentanomial::try_new([1, 2, 3, 4, 5]).unwrap().games(), 30);
+    /// assert!(Pentanomial::try_new([u64::MAX, 0, 0, 0, 0]).is_err());
+    /// ```
+    pub fn try_new(counts: [u64; 5]) -> Result<Self, CountError> {
+        let p = Pentanomial(counts);
+        p.checked_games().ok_or_else(|| CountError {
+            counts: counts.to_vec(),
+            total: "games (2 per pair)",
+        })?;
+        Ok(p)
     }
 
-    /// Number of games (two per pair).
+    /// Number of pairs, `None` if it does not fit in a `u64`.
+    pub fn checked_pairs(&self) -> Option<u64> {
+        self.0.iter().try_fold(0u64, |sum, &n| sum.checked_add(n))
+    }
+
+    /// Number of games (two per pair), `None` if it does not fit in a `u64`.
+    pub fn checked_games(&self) -> Option<u64> {
+        self.checked_pairs().and_then(|n| n.checked_mul(2))
+    }
+
+    /// Number of pairs (saturating at `u64::MAX`; [`Pentanomial::try_new`] refuses counts
+    /// where that would happen).
+    pub fn pairs(&self) -> u64 {
+        self.checked_pairs().unwrap_or(u64::MAX)
+    }
+
+    /// Number of games, two per pair (saturating at `u64::MAX`; [`Pentanomial::try_new`]
+    /// refuses counts where that would happen).
     pub fn games(&self) -> u64 {
-        2 * self.pairs()
+        self.checked_games().unwrap_or(u64::MAX)
+    }
+
+    /// The sum of two counts, `None` if the games would overflow.
+    pub fn checked_add(&self, rhs: &Pentanomial) -> Option<Pentanomial> {
+        let mut sum = [0u64; 5];
+        for (i, out) in sum.iter_mut().enumerate() {
+            *out = self.0[i].checked_add(rhs.0[i])?;
+        }
+        let sum = Pentanomial(sum);
+        sum.checked_games().map(|_| sum)
     }
 
     /// Points of the tested engine over all pairs.
@@ -245,6 +344,34 @@ mod tests {
         assert_eq!(Pentanomial::bucket(Win, Draw), 3);
         assert_eq!(Pentanomial::bucket(Draw, Win), 3);
         assert_eq!(Pentanomial::bucket(Win, Win), 4);
+    }
+
+    #[test]
+    fn totals_that_overflow_are_refused_not_wrapped() {
+        // `spar stats --wdl 18446744073709551615 1 0` used to wrap to 0 games.
+        let e = Trinomial::try_new(u64::MAX, 1, 0).unwrap_err();
+        assert!(
+            e.to_string().contains("more games than fit in 64 bits"),
+            "{e}"
+        );
+        assert!(Trinomial::try_new(u64::MAX, 0, 0).is_ok());
+        assert_eq!(Trinomial::new(u64::MAX, 1, 1).games(), u64::MAX);
+        assert!(Trinomial::new(u64::MAX, 0, 0)
+            .checked_add(&Trinomial::new(0, 1, 0))
+            .is_none());
+        // Pairs: the sum of the buckets and twice it (games) must both fit.
+        assert!(Pentanomial::try_new([u64::MAX, 1, 0, 0, 0]).is_err());
+        assert!(Pentanomial::try_new([u64::MAX / 2 + 1, 0, 0, 0, 0]).is_err());
+        let max = Pentanomial::try_new([u64::MAX / 2, 0, 0, 0, 0]).unwrap();
+        assert_eq!(max.games(), u64::MAX - 1);
+        assert_eq!(Pentanomial::new([u64::MAX, 1, 0, 0, 0]).games(), u64::MAX);
+        assert!(max
+            .checked_add(&Pentanomial::new([0, 0, 1, 0, 0]))
+            .is_none());
+        assert_eq!(
+            Pentanomial::new([1, 0, 0, 0, 0]).checked_add(&Pentanomial::new([0, 1, 0, 0, 0])),
+            Some(Pentanomial::new([1, 1, 0, 0, 0]))
+        );
     }
 
     #[test]

@@ -20,11 +20,13 @@ pub enum FileKind {
     Text,
 }
 
-/// Guesses a file's format from its first bytes: text if they are printable ASCII lines
-/// containing `|`, viriformat otherwise.
+/// Guesses a file's format from its first bytes (after a UTF-8 BOM, if any): text if they
+/// are printable ASCII lines containing `|`, viriformat otherwise.
 pub fn detect(path: &Path) -> io::Result<FileKind> {
     let mut head = Vec::with_capacity(256);
     File::open(path)?.take(256).read_to_end(&mut head)?;
+    // A BOM (an editor's mark of UTF-8 text) says text, not a binary record.
+    let head = crate::text::strip_bom_bytes(&head);
     let first_line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     let printable = head
         .iter()
@@ -281,4 +283,21 @@ pub fn inspect(path: &Path, kind: FileKind, samples: usize) -> io::Result<Summar
     }
     summary.samples = sampler.picked;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bom_marks_text_not_viriformat() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bom.txt");
+        let line = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 31 | 0.5\n";
+        std::fs::write(&path, format!("\u{feff}{line}{line}")).unwrap();
+        assert_eq!(detect(&path).unwrap(), FileKind::Text);
+        let summary = inspect(&path, FileKind::Text, 1).unwrap();
+        assert!(summary.error.is_none(), "{:?}", summary.error);
+        assert_eq!(summary.positions, 2);
+    }
 }

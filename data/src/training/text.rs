@@ -13,6 +13,8 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
+
+use crate::text::{LineReader, TextErrorKind};
 use std::path::Path;
 
 use engine::position::Position;
@@ -25,10 +27,10 @@ pub fn format_line(pos: &Position, score: i16, result: Wdl) -> String {
     format!("{} | {score} | {}", pos.to_fen(), result.text())
 }
 
-/// Parses a line (a trailing `\r` is ignored). Results may be written as bullet accepts them:
+/// Parses a line (a leading BOM and a trailing `\r` are ignored). Results may be written as bullet accepts them:
 /// `1.0`, `0.5`, `0.0`, with or without brackets, or `1`, `1/2`, `0`.
 pub fn parse_line(line: &str) -> Result<TrainingPosition, String> {
-    let line = line.trim_end_matches(['\r', '\n']);
+    let line = crate::text::strip_bom(line).trim_end_matches(['\r', '\n']);
     let mut fields = line.split('|');
     let (Some(fen), Some(score), Some(result), None) =
         (fields.next(), fields.next(), fields.next(), fields.next())
@@ -70,13 +72,11 @@ pub fn encode_game(game: &TrainingGame, filter: &TextFilter, out: &mut Vec<u8>) 
     lines
 }
 
-/// Reads a text file line by line; blank lines are skipped. After the first bad line (with
-/// its line number and byte offset) the iterator ends.
+/// Reads a text file line by line; blank lines are skipped, a leading BOM is dropped and
+/// lines are bounded ([`crate::text::LineReader`]). After the first bad line (with its line
+/// number and byte offset) the iterator ends.
 pub struct TextReader<R> {
-    reader: R,
-    line: u64,
-    offset: u64,
-    buf: String,
+    lines: LineReader<R>,
     failed: bool,
 }
 
@@ -84,17 +84,14 @@ impl<R: BufRead> TextReader<R> {
     /// A reader over a stream.
     pub fn new(reader: R) -> TextReader<R> {
         TextReader {
-            reader,
-            line: 0,
-            offset: 0,
-            buf: String::new(),
+            lines: LineReader::new(reader, "text training data"),
             failed: false,
         }
     }
 
     /// Byte offset after the last line read.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.lines.offset()
     }
 }
 
@@ -103,32 +100,34 @@ impl<R: BufRead> Iterator for TextReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.failed {
-            self.buf.clear();
-            let start = self.offset;
-            self.line += 1;
-            let err = |message: String| FormatError {
-                offset: start,
-                line: Some(self.line),
-                message,
-            };
-            let n = match self.reader.read_line(&mut self.buf) {
-                Ok(0) => return None,
-                Ok(n) => n,
+            let start = self.lines.offset();
+            let line = match self.lines.next_line() {
+                Ok(None) => return None,
+                Ok(Some(line)) => line,
                 Err(e) => {
                     self.failed = true;
-                    let message = if e.kind() == io::ErrorKind::InvalidData {
-                        "not UTF-8 text".to_string()
-                    } else {
-                        format!("read error: {e}")
+                    let message = match e.kind {
+                        TextErrorKind::NotUtf8 => "not UTF-8 text".to_string(),
+                        TextErrorKind::TooLong(max) => {
+                            format!("line longer than {max} bytes: not a text training file?")
+                        }
+                        TextErrorKind::Io(e) => format!("read error: {e}"),
                     };
-                    return Some(Err(err(message)));
+                    return Some(Err(FormatError {
+                        offset: start,
+                        line: Some(e.line),
+                        message,
+                    }));
                 }
             };
-            self.offset += n as u64;
-            if self.buf.trim().is_empty() {
+            if line.trim().is_empty() {
                 continue;
             }
-            let parsed = parse_line(&self.buf).map_err(err);
+            let parsed = parse_line(line).map_err(|message| FormatError {
+                offset: start,
+                line: Some(self.lines.line_number()),
+                message,
+            });
             self.failed = parsed.is_err();
             return Some(parsed);
         }
@@ -142,4 +141,36 @@ pub fn read_positions(path: impl AsRef<Path>) -> io::Result<TextReader<BufReader
         1 << 20,
         File::open(path)?,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 31 | 0.5";
+
+    #[test]
+    fn a_bom_is_dropped() {
+        assert!(parse_line(&format!("\u{feff}{LINE}")).is_ok());
+        let text = format!("\u{feff}{LINE}\r\n\n{LINE}\n");
+        let read: Vec<_> = TextReader::new(text.as_bytes()).collect();
+        assert_eq!(read.len(), 2);
+        assert!(read.iter().all(Result::is_ok), "{read:?}");
+    }
+
+    #[test]
+    fn endless_or_binary_input_is_an_error_on_its_line() {
+        let mut r = TextReader::new(BufReader::new(io::repeat(0)));
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.contains("line longer than"), "{e:?}");
+        assert!(r.next().is_none());
+        let text = format!("{LINE}\n\u{ff}\n").replace('\u{ff}', "x");
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() - 2;
+        bytes[at] = 0xff;
+        let read: Vec<_> = TextReader::new(&bytes[..]).collect();
+        let e = read[1].as_ref().unwrap_err();
+        assert_eq!((e.line, e.message.as_str()), (Some(2), "not UTF-8 text"));
+    }
 }

@@ -40,7 +40,10 @@ impl Position {
     /// Accepts positions that are legal to set up for move generation, even if unreachable
     /// in a game; rejects what would break it: a missing or extra king, pawns on the first or
     /// last rank, the side not to move in check, castling rights without their rook, and an
-    /// en-passant square with no pawn that could just have moved there.
+    /// en-passant square with no pawn that could just have moved there. Also rejects
+    /// material no game can have: more than 16 pieces or 8 pawns of one colour, or more
+    /// promoted pieces (queens beyond 1, rooks, bishops and knights beyond 2) than missing
+    /// pawns.
     ///
     /// ```
     /// use engine::position::Position;
@@ -90,6 +93,7 @@ impl Position {
                 ));
             }
         }
+        check_material(&pos)?;
         if (pos.pieces(PieceType::Pawn) & (Bitboard::RANK_1 | Bitboard::RANK_8)).any() {
             return Err(FenError::new(
                 "placement",
@@ -185,6 +189,48 @@ impl Position {
         s.push_str(&format!(" {} {}", self.halfmove, self.fullmove));
         s
     }
+}
+
+/// Refuses material that no sequence of moves can produce: per colour at most 16 pieces, at
+/// most 8 pawns, and no more pieces beyond the starting set (which need a promotion each)
+/// than pawns missing.
+fn check_material(pos: &Position) -> Result<(), FenError> {
+    for color in Color::ALL {
+        let name = if color == Color::White {
+            "White"
+        } else {
+            "Black"
+        };
+        let count = |pt| pos.colored(color, pt).count();
+        let total = pos.color(color).count();
+        if total > 16 {
+            return Err(FenError::new(
+                "placement",
+                format!("{name} has {total} pieces, at most 16 are possible"),
+            ));
+        }
+        let pawns = count(PieceType::Pawn);
+        if pawns > 8 {
+            return Err(FenError::new(
+                "placement",
+                format!("{name} has {pawns} pawns, at most 8 are possible"),
+            ));
+        }
+        let promoted = count(PieceType::Queen).saturating_sub(1)
+            + count(PieceType::Rook).saturating_sub(2)
+            + count(PieceType::Bishop).saturating_sub(2)
+            + count(PieceType::Knight).saturating_sub(2);
+        if pawns + promoted > 8 {
+            return Err(FenError::new(
+                "placement",
+                format!(
+                    "{name} has {pawns} pawns and {promoted} promoted pieces, but each promotion \
+                     uses up a pawn (at most 8 together)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_placement(pos: &mut Position, field: &str) -> Result<(), FenError> {
@@ -387,6 +433,20 @@ mod tests {
     }
 
     #[test]
+    fn material_limits_name_the_colour_and_count() {
+        let e = Position::from_fen("rnbqkbnr/pppppppp/8/8/8/7N/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad FEN placement: White has 17 pieces, at most 16 are possible"
+        );
+        // Promotions that match the missing pawns are fine: 7 queens and no pawns, and
+        // 7 pawns with a second queen.
+        assert!(Position::from_fen("4k3/8/8/8/8/8/8/QQQQKQQQ w - - 0 1").is_ok());
+        assert!(Position::from_fen("4k3/8/8/8/8/8/PPPPPPP1/3QK2Q w - - 0 1").is_ok());
+    }
+
+    #[test]
     fn unreachable_but_settable_positions_are_accepted() {
         // standard.epd line 51: two bishops check along one diagonal.
         assert!(Position::from_fen("B6b/8/8/8/2K5/5k2/8/b6B b - - 0 1").is_ok());
@@ -461,6 +521,19 @@ mod tests {
                 "fullmove number",
             ),
             ("4k2R/8/8/8/8/8/8/4K3 w - - 0 1", "position"),
+            // 17 white pieces.
+            (
+                "rnbqkbnr/pppppppp/8/8/8/7N/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                "placement",
+            ),
+            // 9 white pawns.
+            ("4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1", "placement"),
+            // 8 pawns and a second queen (15 pieces, but the queen needs a promotion).
+            ("4k3/8/8/8/8/8/PPPPPPPP/3QK2Q w - - 0 1", "placement"),
+            // 7 pawns and three knights and two extra queens: two promotions too many.
+            ("4k3/8/8/8/8/8/PPPPPPP1/NNNQKQQ1 w - - 0 1", "placement"),
+            // The same for Black.
+            ("rnbqkbnr/pppppppp/n7/8/8/8/8/4K3 b kq - 0 1", "placement"),
         ];
         for (fen, field) in cases {
             match Position::from_fen(fen) {

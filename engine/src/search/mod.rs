@@ -223,9 +223,17 @@ impl Searcher {
         &self.params
     }
 
-    /// Resizes the transposition table to `mb` MiB (any value ≥ 1) and empties it.
+    /// Resizes the transposition table to `mb` MiB (any value ≥ 1) and empties it. If that
+    /// much memory cannot be had, the largest smaller power-of-two size that can is used; call
+    /// [`Searcher::try_set_hash_mb`] to be told instead.
     pub fn set_hash_mb(&mut self, mb: usize) {
         self.tt.resize(mb);
+    }
+
+    /// Resizes the transposition table to `mb` MiB and empties it, or, if the memory cannot
+    /// be had, keeps the old size (emptied) and says so.
+    pub fn try_set_hash_mb(&mut self, mb: usize) -> Result<(), tt::TtAllocError> {
+        self.tt.try_resize(mb)
     }
 
     /// Sets the number of search threads (at least one).

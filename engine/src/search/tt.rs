@@ -131,6 +131,39 @@ pub fn score_from_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
+/// A table size that could not be allocated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TtAllocError {
+    /// The size asked for, in MiB.
+    pub mb: usize,
+}
+
+impl std::fmt::Display for TtAllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot allocate a {} MiB hash table (not enough memory): choose a smaller Hash",
+            self.mb
+        )
+    }
+}
+
+impl std::error::Error for TtAllocError {}
+
+/// A zeroed table of `n` buckets, or `None` if the memory cannot be had.
+fn allocate(n: usize) -> Option<Box<[Bucket]>> {
+    let mut buckets: Vec<Bucket> = Vec::new();
+    buckets.try_reserve_exact(n).ok()?;
+    buckets.resize_with(n, Bucket::default);
+    Some(buckets.into_boxed_slice())
+}
+
+/// Buckets in a table of `mb` MiB (0 is treated as 1; at least one bucket).
+fn buckets_for(mb: usize) -> usize {
+    let bytes = mb.max(1).saturating_mul(1024 * 1024);
+    (bytes / core::mem::size_of::<Bucket>()).max(1)
+}
+
 /// The shared transposition table.
 pub struct TranspositionTable {
     buckets: Box<[Bucket]>,
@@ -138,7 +171,16 @@ pub struct TranspositionTable {
 }
 
 impl TranspositionTable {
-    /// A table of `mb` MiB (at least one bucket).
+    /// A table of `mb` MiB (at least one bucket), or an error if the memory cannot be had.
+    pub fn try_new(mb: usize) -> Result<TranspositionTable, TtAllocError> {
+        Ok(TranspositionTable {
+            buckets: allocate(buckets_for(mb)).ok_or(TtAllocError { mb })?,
+            generation: 0,
+        })
+    }
+
+    /// A table of `mb` MiB (at least one bucket); if that much memory cannot be had, the
+    /// largest power-of-two size below it that can (down to one bucket).
     pub fn new(mb: usize) -> TranspositionTable {
         let mut tt = TranspositionTable {
             buckets: Box::new([]),
@@ -149,13 +191,47 @@ impl TranspositionTable {
     }
 
     /// Reallocates the table to `mb` MiB (any value; 0 is treated as 1). Contents are lost.
-    pub fn resize(&mut self, mb: usize) {
-        let bytes = mb.max(1).saturating_mul(1024 * 1024);
-        let n = (bytes / core::mem::size_of::<Bucket>()).max(1);
+    /// If the memory cannot be had, the table keeps its old size (emptied) and the error says
+    /// so; the process never aborts on a failed allocation.
+    pub fn try_resize(&mut self, mb: usize) -> Result<(), TtAllocError> {
+        let old = self.buckets.len();
         // Free the old table first so that peak memory is not old + new.
         self.buckets = Box::new([]);
-        self.buckets = (0..n).map(|_| Bucket::default()).collect();
         self.generation = 0;
+        match allocate(buckets_for(mb)) {
+            Some(b) => {
+                self.buckets = b;
+                Ok(())
+            }
+            None => {
+                self.buckets = Self::largest_up_to(old.max(1));
+                Err(TtAllocError { mb })
+            }
+        }
+    }
+
+    /// Like [`TranspositionTable::try_resize`], but on failure falls back to the largest
+    /// power-of-two size below `mb` that can be had (at least one bucket) instead of the old
+    /// size. Use `try_resize` where the caller can report the error.
+    pub fn resize(&mut self, mb: usize) {
+        self.buckets = Box::new([]);
+        self.generation = 0;
+        self.buckets = Self::largest_up_to(buckets_for(mb));
+    }
+
+    /// `n` buckets, or the largest smaller power of two that can be allocated.
+    fn largest_up_to(mut n: usize) -> Box<[Bucket]> {
+        loop {
+            if let Some(b) = allocate(n) {
+                return b;
+            }
+            if n <= 1 {
+                // Not even one bucket: an empty slice would break `bucket()`, so keep
+                // trying the smallest table (the allocator aborts only if 32 bytes fail).
+                return (0..1).map(|_| Bucket::default()).collect();
+            }
+            n = (n / 2).next_power_of_two().min(n - 1).max(1);
+        }
     }
 
     /// The number of buckets.
@@ -393,6 +469,33 @@ mod tests {
         for t in 1..=3u64 {
             assert_eq!(tt.probe(key ^ (t << 4), 0).unwrap().score, t as i32);
         }
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_aborts() {
+        // The advertised maximum (1 TiB) and beyond: no machine running the tests has it.
+        // Under `vm.overcommit_memory = 1` the kernel promises any size and the zeroing
+        // would run the machine out of memory: only sizes beyond the address space then.
+        let always_overcommit = std::fs::read_to_string("/proc/sys/vm/overcommit_memory")
+            .is_ok_and(|s| s.trim() == "1");
+        let mut sizes = vec![usize::MAX / (1024 * 1024), usize::MAX];
+        if !always_overcommit {
+            sizes.push(crate::uci::MAX_HASH_MB);
+        }
+        for mb in sizes {
+            let e = TranspositionTable::try_new(mb)
+                .err()
+                .expect("allocation must fail");
+            assert_eq!(e.mb, mb);
+            assert!(e.to_string().contains("choose a smaller Hash"), "{e}");
+            let mut tt = TranspositionTable::new(2);
+            assert!(tt.try_resize(mb).is_err());
+            // The old size is kept and the table still works.
+            assert_eq!(tt.size_bytes(), 2 * 1024 * 1024);
+            tt.store(42, 0, None, 7, 0, 1, Bound::Exact, false);
+            assert_eq!(tt.probe(42, 0).unwrap().score, 7);
+        }
+        assert!(TranspositionTable::try_new(1).is_ok());
     }
 
     #[test]
