@@ -40,6 +40,11 @@ impl fmt::Display for ParamsFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParamsFileError::Text(e) => write!(f, "cannot read parameter file {e}"),
+            ParamsFileError::Line {
+                name,
+                line: 0,
+                reason,
+            } => write!(f, "parameter file {name} {reason}"),
             ParamsFileError::Line { name, line, reason } => write!(f, "{name}:{line}: {reason}"),
         }
     }
@@ -51,6 +56,7 @@ impl std::error::Error for ParamsFileError {}
 pub fn parse(reader: impl BufRead, name: &str, params: &mut Params) -> Result<(), ParamsFileError> {
     let mut lines = LineReader::new(reader, name);
     let mut number = 0;
+    let mut seen: Vec<(String, u64)> = Vec::new();
     while let Some(line) = lines.next_line().map_err(ParamsFileError::Text)? {
         number += 1;
         let line = line.trim();
@@ -72,9 +78,24 @@ pub fn parse(reader: impl BufRead, name: &str, params: &mut Params) -> Result<()
                 )))
             }
         };
+        if let Some((_, first)) = seen.iter().find(|(n, _)| n == fields[0]) {
+            return Err(bad(format!(
+                "{} is set again (first on line {first}); keep one line per parameter",
+                fields[0]
+            )));
+        }
+        seen.push((fields[0].to_string(), number));
         params
             .set_str(fields[0], value)
             .map_err(|e| bad(e.to_string()))?;
+    }
+    if seen.is_empty() {
+        return Err(ParamsFileError::Line {
+            name: name.to_string(),
+            line: 0,
+            reason: "sets no parameter (lines like 'rfp_margin, 80'; `spar params` lists them)"
+                .to_string(),
+        });
     }
     Ok(())
 }

@@ -14,7 +14,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
@@ -43,6 +43,8 @@ pub enum TextErrorKind {
     NotUtf8,
     /// Reading failed.
     Io(io::Error),
+    /// The whole input is longer than the limit (in bytes) of a file read whole.
+    TooBig(u64),
 }
 
 /// A line that could not be read: the input's name, the 1-based line number and why.
@@ -71,6 +73,11 @@ impl fmt::Display for TextError {
             ),
             TextErrorKind::NotUtf8 => write!(f, "{at}: not UTF-8 text (save the file as UTF-8)"),
             TextErrorKind::Io(e) => write!(f, "{at}: read error: {e}"),
+            TextErrorKind::TooBig(max) => write!(
+                f,
+                "{at}: longer than {} MiB: is it the right file?",
+                max >> 20
+            ),
         }
     }
 }
@@ -219,12 +226,24 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+/// The largest input [`read_all`] and [`read_file`] read whole (64 MiB): parameter files,
+/// suites, saved statistics and trajectories are far smaller.
+pub const MAX_WHOLE_TEXT: u64 = 64 << 20;
+
 /// Reads all of `reader` as text through a [`LineReader`]: BOM dropped, lines joined with
-/// `\n` (CRLF becomes LF), every line bounded and checked for UTF-8.
+/// `\n` (CRLF becomes LF), every line bounded and checked for UTF-8, the whole at most
+/// [`MAX_WHOLE_TEXT`] bytes (an endless input is an error, not unbounded memory).
 pub fn read_all(reader: impl BufRead, name: &str) -> Result<String, TextError> {
     let mut lines = LineReader::new(reader, name);
     let mut text = String::new();
     while let Some(line) = lines.next_line()? {
+        if (text.len() + line.len()) as u64 >= MAX_WHOLE_TEXT {
+            return Err(TextError {
+                name: name.to_string(),
+                line: 0,
+                kind: TextErrorKind::TooBig(MAX_WHOLE_TEXT),
+            });
+        }
         text.push_str(line);
         text.push('\n');
     }
@@ -240,6 +259,38 @@ pub fn read_file(path: &Path) -> Result<String, TextError> {
         kind: TextErrorKind::Io(e),
     })?;
     read_all(BufReader::new(file), &name)
+}
+
+/// Reads a whole file of at most [`MAX_WHOLE_TEXT`] bytes as UTF-8 text, byte for byte
+/// (line ends and a missing last newline kept, so a torn last line can be recognised), with
+/// a leading byte-order mark dropped.
+pub fn read_whole(path: &Path) -> Result<String, TextError> {
+    let name = path.display().to_string();
+    let error = |line, kind| TextError {
+        name: name.clone(),
+        line,
+        kind,
+    };
+    let file = File::open(path).map_err(|e| error(0, TextErrorKind::Io(e)))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_WHOLE_TEXT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| error(0, TextErrorKind::Io(e)))?;
+    if bytes.len() as u64 > MAX_WHOLE_TEXT {
+        return Err(error(0, TextErrorKind::TooBig(MAX_WHOLE_TEXT)));
+    }
+    let body = strip_bom_bytes(&bytes);
+    match std::str::from_utf8(body) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => {
+            let line = body[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64
+                + 1;
+            Err(error(line, TextErrorKind::NotUtf8))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -336,5 +387,45 @@ mod tests {
         assert!(e
             .to_string()
             .starts_with("/nonexistent/book.epd: read error"));
+    }
+
+    #[test]
+    fn endless_short_lines_are_cut_off_as_a_whole() {
+        let t = Instant::now();
+        let lines = std::io::BufReader::new(Cycle(b"a,1\n", 0));
+        let e = read_all(lines, "yes").unwrap_err();
+        assert!(matches!(e.kind, TextErrorKind::TooBig(_)), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(30));
+    }
+
+    /// An endless reader repeating `pattern`.
+    struct Cycle(&'static [u8], usize);
+
+    impl Read for Cycle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = self.0[self.1 % self.0.len()];
+                self.1 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn whole_files_keep_their_bytes_and_are_bounded() {
+        let dir = std::env::temp_dir().join(format!("spar-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        std::fs::write(&path, b"\xEF\xBB\xBFa,1\r\nb,2").unwrap();
+        assert_eq!(read_whole(&path).unwrap(), "a,1\r\nb,2");
+        std::fs::write(&path, b"a,1\nb,\xFF\n").unwrap();
+        let e = read_whole(&path).unwrap_err();
+        assert_eq!(
+            (e.line, matches!(e.kind, TextErrorKind::NotUtf8)),
+            (2, true)
+        );
+        let e = read_whole(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e.kind, TextErrorKind::TooBig(_)), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,5 +1,16 @@
-//! The embedded chess engine of spar: bitboards, slider-attack backends, legal move
-//! generation and perft for standard chess and Chess960.
+//! The embedded chess engine of spar, for standard chess and Chess960.
+//!
+//! - [`types`]: squares, pieces, colours, bitboards, moves, castling rights.
+//! - [`attacks`]: leaper tables and the slider backends (magic, runtime magic, kindergarten,
+//!   PEXT), one chosen by cargo feature.
+//! - [`position`]: the board, FEN / X-FEN / Shredder-FEN, make-move, Zobrist keys.
+//! - [`movegen`], [`perft`]: legal move generation and leaf counts.
+//! - [`search`]: iterative deepening PVS with a shared transposition table (Lazy SMP).
+//! - [`eval`]: the handcrafted tapered evaluation, weights tunable.
+//! - [`params`]: the `tunable!` registry of search and evaluation parameters.
+//! - [`track`]: `track!` instrumentation sites and their statistics.
+//! - [`bench`]: the fixed-depth bench and its node signature.
+//! - [`uci`]: the UCI protocol loop.
 #![deny(missing_docs)]
 
 pub mod attacks;

@@ -112,6 +112,7 @@ impl<R: BufRead> Iterator for TextReader<R> {
                             format!("line longer than {max} bytes: not a text training file?")
                         }
                         TextErrorKind::Io(e) => format!("read error: {e}"),
+                        TextErrorKind::TooBig(max) => format!("longer than {max} bytes"),
                     };
                     return Some(Err(FormatError {
                         offset: start,

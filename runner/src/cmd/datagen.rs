@@ -337,7 +337,7 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
         let make_worker = || {
             Ok(GameWorker {
                 options: &plan.game,
-                player: BuiltinPlayer::new(&plan.game.variant),
+                player: BuiltinPlayer::new(&plan.game.variant)?,
             })
         };
         let result = ordered::run(

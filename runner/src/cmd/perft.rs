@@ -74,7 +74,7 @@ fn run_single(fen: &str, depth: u32, show_divide: bool) -> CliResult {
 }
 
 fn run_suite(path: &PathBuf, max_depth: u32) -> CliResult {
-    let text = crate::files::text::read_input(path, "--suite").map_err(CliError::usage)?;
+    let text = data::text::read_whole(path).map_err(|e| CliError::usage(format!("--suite {e}")))?;
     // Parse everything first: a malformed line is an input error, reported before any work.
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate() {

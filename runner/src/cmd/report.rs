@@ -198,7 +198,7 @@ fn play(args: &ReportArgs) -> CliResult {
         let v = &seats[i];
         match &v.source {
             Source::Builtin => Ok(Box::new(TrackedPlayer::new(
-                Box::new(BuiltinPlayer::new(v)),
+                Box::new(BuiltinPlayer::new(v)?),
                 slot(i),
             ))),
             Source::Uci { .. } => {

@@ -108,16 +108,21 @@ fn request(args: &StatsArgs) -> CliResult<Request> {
     let games = match &args.wdl {
         Some(values) => {
             let [w, d, l] = parse_counts::<3>("wdl", "wins draws losses", values)?;
-            Some(Trinomial::new(w, d, l))
+            Some(
+                Trinomial::try_new(w, d, l)
+                    .map_err(|e| CliError::usage(format!("--wdl {w} {d} {l}: {e}")))?,
+            )
         }
         None => None,
     };
     let pairs = match &args.ptnml {
-        Some(values) => Some(Pentanomial::new(parse_counts::<5>(
-            "ptnml",
-            "pairs scoring 0 0.5 1 1.5 2",
-            values,
-        )?)),
+        Some(values) => {
+            let counts = parse_counts::<5>("ptnml", "pairs scoring 0 0.5 1 1.5 2", values)?;
+            Some(
+                Pentanomial::try_new(counts)
+                    .map_err(|e| CliError::usage(format!("--ptnml {}: {e}", values.join(" "))))?,
+            )
+        }
         None => None,
     };
     let model: Model = args

@@ -16,7 +16,7 @@ use variant::{Source, Variant};
 /// the given watchdog for node- and depth-limited searches.
 pub fn make_player(variant: &Variant, stall_timeout: Duration) -> Result<Box<dyn Player>, String> {
     match &variant.source {
-        Source::Builtin => Ok(Box::new(BuiltinPlayer::new(variant))),
+        Source::Builtin => Ok(Box::new(BuiltinPlayer::new(variant)?)),
         Source::Uci { .. } => Ok(Box::new(UciPlayer::new(variant, stall_timeout)?)),
         Source::Build { .. } => Err(format!(
             "engine '{}' must be built before it plays (Run::build_variants)",

@@ -78,11 +78,16 @@ pub struct BuiltinPlayer {
 }
 
 impl BuiltinPlayer {
-    /// A builtin player for a variant.
-    pub fn new(variant: &Variant) -> BuiltinPlayer {
+    /// A builtin player for a variant; an error if its hash table cannot be allocated.
+    pub fn new(variant: &Variant) -> Result<BuiltinPlayer, String> {
         let mut searcher = Searcher::new(variant.params.clone());
-        searcher.set_hash_mb(variant.hash_mb);
-        BuiltinPlayer { searcher }
+        searcher.try_set_hash_mb(variant.hash_mb).map_err(|e| {
+            format!(
+                "engine '{}': option.Hash={}: {e} (lower option.Hash or --concurrency)",
+                variant.name, variant.hash_mb
+            )
+        })?;
+        Ok(BuiltinPlayer { searcher })
     }
 
     /// Replaces the parameter values (between games: the next `new_game` clears the state).

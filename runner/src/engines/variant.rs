@@ -347,48 +347,10 @@ fn positive(key: &str, text: &str, value: u64, max: u64) -> Result<u64, String> 
     }
 }
 
-/// Loads `name, value` lines (OpenBench output) or `name, int, value, min, max, c_end, r_end`
-/// lines (OpenBench SPSA input: the value is the start) into `params`.
+/// Loads a parameter file (`name, value` lines, or OpenBench SPSA input lines whose value is
+/// the start) into `params`: see [`data::params_file`].
 pub fn load_params_file(path: &std::path::Path, params: &mut Params) -> Result<(), String> {
-    let text = crate::files::text::read_input(path, "params=")?;
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let value = match fields.len() {
-            2 => fields[1],
-            6 | 7 => fields[2],
-            n => {
-                return Err(format!(
-                    "{}:{}: expected 'name, value' or 'name, int, value, min, max, c_end, r_end', found {n} fields",
-                    path.display(),
-                    i + 1
-                ))
-            }
-        };
-        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == fields[0]) {
-            return Err(format!(
-                "{}:{}: {} is set again (first on line {first}); keep one line per parameter",
-                path.display(),
-                i + 1,
-                fields[0]
-            ));
-        }
-        seen.push((fields[0], i + 1));
-        params
-            .set_str(fields[0], value)
-            .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-    }
-    if seen.is_empty() {
-        return Err(format!(
-            "parameter file {} sets no parameter (lines like 'rfp_margin, 80'; `spar params` lists them)",
-            path.display()
-        ));
-    }
-    Ok(())
+    data::params_file::load(path, params).map_err(|e| e.to_string())
 }
 
 /// Splits an `args=` value on spaces, honouring double quotes.
@@ -499,7 +461,7 @@ mod tests {
             ("nodes=5 tc=abc", "bad tc"),
             (
                 "nodes=5 params=/nonexistent/file",
-                "params= /nonexistent/file",
+                "cannot read parameter file",
             ),
             ("nodes=0", "nodes=0: must be at least 1"),
             ("depth=0", "depth=0: must be at least 1"),
@@ -541,6 +503,7 @@ mod tests {
                 "rfp_margin is set again (first on line 1)",
             ),
             (&b"rfp_margin, \xFF\n"[..], "not UTF-8"),
+            (&b"rfp_margin, 80.5x\n"[..], ":1:"),
         ] {
             let (_d, w) = params_file(text);
             let err = parse_variant(&words(&format!("nodes=5 {w}")), &[], 0).unwrap_err();

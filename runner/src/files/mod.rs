@@ -5,4 +5,3 @@ pub mod atomic;
 pub mod book;
 pub mod match_files;
 pub mod position_dump;
-pub mod text;

@@ -240,8 +240,8 @@ mod tests {
     fn games_are_deterministic_and_balanced() {
         let options = options();
         let stop = AtomicBool::new(false);
-        let mut p1 = BuiltinPlayer::new(&options.variant);
-        let mut p2 = BuiltinPlayer::new(&options.variant);
+        let mut p1 = BuiltinPlayer::new(&options.variant).unwrap();
+        let mut p2 = BuiltinPlayer::new(&options.variant).unwrap();
         let a = play_training_game(&mut p1, &options, 3, &stop)
             .unwrap()
             .unwrap();
@@ -261,7 +261,7 @@ mod tests {
     fn a_raised_stop_abandons_the_game() {
         let options = options();
         let stop = AtomicBool::new(true);
-        let mut p = BuiltinPlayer::new(&options.variant);
+        let mut p = BuiltinPlayer::new(&options.variant).unwrap();
         assert!(play_training_game(&mut p, &options, 0, &stop)
             .unwrap()
             .is_none());

@@ -138,7 +138,7 @@ impl StatsFile {
 
     /// Reads a `.json` or `.csv` statistics file.
     pub fn read(path: &Path) -> Result<StatsFile, String> {
-        let text = crate::files::text::read_input(path, "statistics file")?;
+        let text = data::text::read_whole(path).map_err(|e| format!("cannot read {e}"))?;
         let is_csv = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"));

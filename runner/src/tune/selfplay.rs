@@ -53,7 +53,7 @@ impl Score {
 /// A pool of workers, each with a dev and a base searcher.
 pub struct SelfPlay {
     pool: rayon::ThreadPool,
-    players: Vec<Mutex<Option<[BuiltinPlayer; 2]>>>,
+    players: Vec<Mutex<[BuiltinPlayer; 2]>>,
     variant: Variant,
     adjudication: Adjudication,
     book: OpeningBook,
@@ -76,7 +76,14 @@ impl SelfPlay {
             .map_err(|e| format!("cannot start worker threads: {e}"))?;
         Ok(SelfPlay {
             pool,
-            players: (0..threads).map(|_| Mutex::new(None)).collect(),
+            players: (0..threads)
+                .map(|_| {
+                    Ok(Mutex::new([
+                        BuiltinPlayer::new(&variant)?,
+                        BuiltinPlayer::new(&variant)?,
+                    ]))
+                })
+                .collect::<Result<_, String>>()?,
             variant,
             adjudication,
             book,
@@ -126,12 +133,7 @@ impl SelfPlay {
         let mut slot = self.players[index]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let players = slot.get_or_insert_with(|| {
-            [
-                BuiltinPlayer::new(&self.variant),
-                BuiltinPlayer::new(&self.variant),
-            ]
-        });
+        let players = &mut *slot;
         players[0].set_params(dev.clone());
         players[1].set_params(base.clone());
         let opening = self.book.opening(k);

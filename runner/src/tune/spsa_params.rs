@@ -153,7 +153,7 @@ pub fn parse_text(text: &str, origin: &str) -> Result<Vec<SpsaParam>, String> {
 
 /// Reads a parameter file.
 pub fn load(path: &Path) -> Result<Vec<SpsaParam>, String> {
-    let text = crate::files::text::read_input(path, "--params")?;
+    let text = data::text::read_whole(path).map_err(|e| format!("cannot read --params {e}"))?;
     let params = parse_text(&text, &path.display().to_string())?;
     if params.is_empty() {
         return Err(format!(

@@ -165,7 +165,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Contents, String> {
 
 /// Reads a trajectory file.
 pub fn read(path: &Path) -> Result<Contents, String> {
-    let text = crate::files::text::read_input(path, "trajectory")?;
+    let text = data::text::read_whole(path).map_err(|e| format!("cannot read {e}"))?;
     parse(&text, &path.display().to_string())
 }
 

@@ -130,7 +130,7 @@ impl Dataset {
     /// result, part the search score turned into an expected result with the same K.
     pub fn blend_scores(&mut self, k: f64, weight: f64) {
         for r in &mut self.records {
-            let expected = super::optim::sigmoid(k, r.score as f64);
+            let expected = sigmoid(k, r.score as f64);
             r.result = ((1.0 - weight) * r.result as f64 + weight * expected) as f32;
         }
     }
@@ -196,6 +196,14 @@ impl Dataset {
             grad[t.index as usize] += f_eg * t.count as f64;
         }
     }
+}
+
+/// `ln 10 / 400`: σ(K·q) is the logistic function of `K·q·LN10_400`.
+pub const LN10_400: f64 = std::f64::consts::LN_10 / 400.0;
+
+/// The predicted score of White for evaluation `q` (centipawns) with scale `k`.
+pub fn sigmoid(k: f64, q: f64) -> f64 {
+    1.0 / (1.0 + (-k * q * LN10_400).exp())
 }
 
 #[cfg(test)]

@@ -106,15 +106,26 @@ pub fn from_text(text: &str, origin: &str, limit: Option<usize>) -> Result<Datas
 
 /// Reads a text file of positions.
 pub fn text_file(path: &Path, limit: Option<usize>) -> Result<Dataset, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        format!(
-            "--data {}: not UTF-8 text; give --format viriformat for binary files",
-            path.display()
-        )
-    })?;
-    from_text(&text, &path.display().to_string(), limit)
+    // A regular file is read whole, whatever its size; anything else (a device, a pipe) is
+    // read through the bounded reader, so an endless stream is an error, not all memory.
+    let text = if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
+        String::from_utf8(bytes).map_err(|_| {
+            format!(
+                "--data {}: not UTF-8 text; give --format viriformat for binary files",
+                path.display()
+            )
+        })?
+    } else {
+        data::text::read_file(path)
+            .map_err(|e| format!("--data {e}; give --format viriformat for binary files"))?
+    };
+    from_text(
+        data::text::strip_bom(&text),
+        &path.display().to_string(),
+        limit,
+    )
 }
 
 /// Which reader a data file needs.

@@ -16,18 +16,10 @@
 use data::rng::{mix_seed, SplitMix64};
 use rayon::prelude::*;
 
-use super::dataset::Dataset;
+use super::dataset::{sigmoid, Dataset, LN10_400};
 
 /// Positions per parallel work item.
 const CHUNK: usize = 2048;
-
-/// `ln 10 / 400`: σ(K·q) is the logistic function of `K·q·LN10_400`.
-const LN10_400: f64 = std::f64::consts::LN_10 / 400.0;
-
-/// The predicted score of White for evaluation `q`.
-pub fn sigmoid(k: f64, q: f64) -> f64 {
-    1.0 / (1.0 + (-k * q * LN10_400).exp())
-}
 
 /// Sums `f(i)` over `indices` in parallel, deterministically.
 fn sum_over(indices: &[u32], f: impl Fn(usize) -> f64 + Sync) -> f64 {

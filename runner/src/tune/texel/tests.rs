@@ -7,7 +7,7 @@ use engine::eval::trace;
 use engine::params::{specs, Params};
 use engine::position::Position;
 
-use super::dataset::Dataset;
+use super::dataset::{self, Dataset};
 use super::optim::{self, Next, TrainOptions};
 
 /// Positions met along random games from the start position.
@@ -45,7 +45,7 @@ fn recovers_the_evaluation_that_labelled_the_data() {
     for pos in random_positions(3000, 11) {
         let t = trace(&pos);
         let q = t.white(truth.values()) as f64;
-        d.push(&t, optim::sigmoid(k_true, q) as f32, 0).unwrap();
+        d.push(&t, dataset::sigmoid(k_true, q) as f32, 0).unwrap();
     }
     let k = optim::fit_k(&d, truth.values(), 0.05, 5.0);
     assert!((k - k_true).abs() < 0.01, "K = {k}");
