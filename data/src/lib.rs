@@ -5,7 +5,6 @@
 //!   balanced book compiled into the binary ([`book::Book::builtin`]).
 //! - [`pgn`]: a PGN writer that appends one whole game per write, and a tolerant reader.
 //! - [`results`]: the per-game results CSV that `--resume` reads back.
-//! - [`rng`]: the small deterministic generator used to shuffle books.
 //! - [`training`]: training positions for NNUE trainers and tuners (viriformat, bullet
 //!   text), their filters, resumable writers and readers.
 #![deny(missing_docs)]
@@ -13,6 +12,5 @@
 pub mod book;
 pub mod pgn;
 pub mod results;
-pub mod rng;
 pub mod san;
 pub mod training;

@@ -6,8 +6,8 @@ use std::process::Command;
 
 use data::book::{Book, BookOptions};
 use data::pgn::{read_games, GameRecord, GameResult, MoveInfo, MoveRecord, PgnWriter, Score};
-use data::rng::SplitMix64;
 use engine::position::{Position, STARTPOS_FEN};
+use engine::rng::SplitMix64;
 use engine::types::Move;
 
 /// A game from a FEN and UCI moves, with made-up engine reports on every move after the

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use data::rng::SplitMix64;
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{detect, inspect, FileKind};
 use data::training::{text, viriformat, ScoredMove, TrainingGame, Wdl};
 use engine::position::Position;
+use engine::rng::SplitMix64;
 
 fn random_games(n: usize, seed: u64) -> Vec<TrainingGame> {
     let mut rng = SplitMix64::new(seed);

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
-use data::rng::SplitMix64;
 use data::training::dfrc::{dfrc_position, frc_back_rank};
 use data::training::text::{format_line, parse_line};
 use data::training::viriformat::{decode_game, encode_game, encode_move, GameReader};
 use data::training::{ScoredMove, TrainingGame, Wdl};
 use engine::position::Position;
+use engine::rng::SplitMix64;
 use engine::types::{CastleSide, Color, PieceType};
 
 use viriformat::chess::board::{Board, DrawType, GameOutcome, WinType};

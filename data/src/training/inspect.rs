@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::rng::SplitMix64;
+use engine::rng::SplitMix64;
 
 use super::text::{self, format_line};
 use super::viriformat::{self, BOARD_BYTES};

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use data::book::Book;
-use data::rng::{mix_seed, SplitMix64};
 use data::training::dfrc::{dfrc_position_from_index, DFRC_POSITIONS};
 use data::training::{white_score, ScoredMove, TrainingGame, Wdl};
 use engine::position::Position;
+use engine::rng::{mix_seed, SplitMix64};
 use engine::search::Limits;
 use engine::types::Move;
 
