@@ -12,13 +12,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
 use engine::params::Params;
+use engine::types::GameResult;
 use rayon::prelude::*;
 
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::variant::Variant;
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::{Adjudication, MatchAdjudicator};
-use crate::play::game::{play_game, GameSetup, Outcome, Seats};
+use crate::play::game::{play_game, GameSetup, Seats};
 
 /// Wins, draws and losses of the dev engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,9 +157,9 @@ impl SelfPlay {
             let game = play_game(Seats::Two(seats), &setup, &mut adjudicator, abort)?;
             on_game();
             let dev_won = match game.outcome {
-                Outcome::Draw => None,
-                Outcome::WhiteWins => Some(dev_is_white),
-                Outcome::BlackWins => Some(!dev_is_white),
+                GameResult::Draw => None,
+                GameResult::WhiteWins => Some(dev_is_white),
+                GameResult::BlackWins => Some(!dev_is_white),
             };
             match dev_won {
                 None => score.draws += 1,
