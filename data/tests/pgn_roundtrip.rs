@@ -5,9 +5,10 @@ use std::path::Path;
 use std::process::Command;
 
 use data::book::{Book, BookOptions};
-use data::pgn::{read_games, result_text, GameRecord, MoveInfo, MoveRecord, PgnWriter, Score};
+use data::pgn::{read_games, result_text, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use engine::position::{Position, STARTPOS_FEN};
 use engine::rng::SplitMix64;
+use engine::search::Score;
 use engine::types::{GameResult, Move};
 
 /// A game from a FEN and UCI moves, with made-up engine reports on every move after the

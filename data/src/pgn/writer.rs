@@ -21,6 +21,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use engine::position::{Position, STARTPOS_FEN};
+use engine::search::Score;
 use engine::types::{Color, GameResult, Move};
 
 use crate::san::to_san;
@@ -44,28 +45,25 @@ pub const fn result_text(result: Option<GameResult>) -> &'static str {
     }
 }
 
-/// An engine's evaluation: centipawns or mate in moves, from the mover's point of view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Score {
-    /// Centipawns (`score cp`).
-    Cp(i32),
-    /// Mate in this many moves; negative when the mover gets mated (`score mate`).
-    Mate(i32),
-}
-
-impl std::fmt::Display for Score {
-    /// `+0.31`, `-1.05`, `+0.00`, `+M3`, `-M2`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Score::Cp(cp) => {
-                let sign = if cp < 0 { '-' } else { '+' };
-                let abs = cp.unsigned_abs();
-                write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
-            }
-            Score::Mate(n) => {
-                let sign = if n < 0 { '-' } else { '+' };
-                write!(f, "{sign}M{}", n.unsigned_abs())
-            }
+/// A score as the move comments write it, from the mover's point of view: pawns with two
+/// decimals or mate in moves (`+0.31`, `-1.05`, `+0.00`, `+M3`, `-M2`).
+///
+/// ```
+/// use data::pgn::score_text;
+/// use engine::search::Score;
+/// assert_eq!(score_text(Score::Cp(-105)), "-1.05");
+/// assert_eq!(score_text(Score::Mate(3)), "+M3");
+/// ```
+pub fn score_text(score: Score) -> String {
+    match score {
+        Score::Cp(cp) => {
+            let sign = if cp < 0 { '-' } else { '+' };
+            let abs = cp.unsigned_abs();
+            format!("{sign}{}.{:02}", abs / 100, abs % 100)
+        }
+        Score::Mate(n) => {
+            let sign = if n < 0 { '-' } else { '+' };
+            format!("{sign}M{}", n.unsigned_abs())
         }
     }
 }
@@ -73,7 +71,7 @@ impl std::fmt::Display for Score {
 /// What an engine reported about the move it played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MoveInfo {
-    /// The final score of the search.
+    /// The final score of the search, from the mover's point of view.
     pub score: Score,
     /// The depth reached.
     pub depth: u32,
@@ -88,7 +86,7 @@ impl MoveInfo {
     pub fn comment(&self) -> String {
         format!(
             "{}/{} {}.{:03}s, n={}",
-            self.score,
+            score_text(self.score),
             self.depth,
             self.time_ms / 1000,
             self.time_ms % 1000,
@@ -455,11 +453,11 @@ mod tests {
 
     #[test]
     fn scores_and_comments() {
-        assert_eq!(Score::Cp(31).to_string(), "+0.31");
-        assert_eq!(Score::Cp(-105).to_string(), "-1.05");
-        assert_eq!(Score::Cp(0).to_string(), "+0.00");
-        assert_eq!(Score::Mate(3).to_string(), "+M3");
-        assert_eq!(Score::Mate(-2).to_string(), "-M2");
+        assert_eq!(score_text(Score::Cp(31)), "+0.31");
+        assert_eq!(score_text(Score::Cp(-105)), "-1.05");
+        assert_eq!(score_text(Score::Cp(0)), "+0.00");
+        assert_eq!(score_text(Score::Mate(3)), "+M3");
+        assert_eq!(score_text(Score::Mate(-2)), "-M2");
         let info = MoveInfo {
             score: Score::Cp(31),
             depth: 12,

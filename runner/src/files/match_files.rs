@@ -9,7 +9,6 @@ use std::path::Path;
 
 use data::pgn::{self, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use data::results::{ResultRow, ResultsWriter};
-use engine::search::Score;
 use engine::types::GameResult;
 
 use crate::engines::variant::Variant;
@@ -125,10 +124,7 @@ fn pgn_record(
                 MoveRecord::book(m.mv)
             } else {
                 let info = m.score.map(|s| MoveInfo {
-                    score: match s {
-                        Score::Cp(cp) => pgn::Score::Cp(cp),
-                        Score::Mate(n) => pgn::Score::Mate(n),
-                    },
+                    score: s,
                     depth: m.depth.max(0) as u32,
                     nodes: m.nodes,
                     time_ms: m.time.as_millis() as u64,
