@@ -26,7 +26,7 @@ use engine::position::Position;
 use engine::types::Move;
 
 use crate::pgn::read_games;
-use crate::rng::SplitMix64;
+use engine::rng::SplitMix64;
 
 /// The builtin book's file name.
 pub const BUILTIN_NAME: &str = "8moves_v3.epd";

@@ -7,7 +7,6 @@
 //! - [`results`]: the per-game results CSV that `--resume` reads back.
 //! - [`text`]: reading outside text: BOM stripping and a bounded line reader.
 //! - [`params_file`]: parameter files (`name, value` lines) for builtin engines.
-//! - [`rng`]: the small deterministic generator used to shuffle books.
 //! - [`training`]: training positions for NNUE trainers and tuners (viriformat, bullet
 //!   text), their filters, resumable writers and readers.
 #![deny(missing_docs)]
@@ -16,7 +15,6 @@ pub mod book;
 pub mod params_file;
 pub mod pgn;
 pub mod results;
-pub mod rng;
 pub mod san;
 pub mod text;
 pub mod training;

@@ -24,6 +24,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use engine::types::GameResult;
 use serde::{Deserialize, Serialize};
 
 /// The header row, in column order.
@@ -72,15 +73,20 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
-    /// The `result` column as a [`GameResult`](crate::pgn::GameResult), if it is one.
+    /// The `result` column as a [`GameResult`], if it is a finished game's result (PGN text;
+    /// surrounding blanks are ignored and `1/2` and `½-½` are accepted for draws). `*` and
+    /// anything else give `None`.
     ///
     /// ```
-    /// use data::pgn::GameResult;
+    /// use engine::types::GameResult;
     /// let row = data::results::ResultRow { result: "0-1".into(), ..Default::default() };
     /// assert_eq!(row.game_result(), Some(GameResult::BlackWins));
     /// ```
-    pub fn game_result(&self) -> Option<crate::pgn::GameResult> {
-        crate::pgn::GameResult::parse(&self.result)
+    pub fn game_result(&self) -> Option<GameResult> {
+        match self.result.trim() {
+            "1/2" | "½-½" => Some(GameResult::Draw),
+            text => GameResult::from_pgn(text),
+        }
     }
 }
 

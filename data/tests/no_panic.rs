@@ -5,9 +5,9 @@ use std::path::Path;
 use data::book::{parse_epd, parse_pgn, BookOptions};
 use data::pgn::read_games;
 use data::results::parse_results;
-use data::rng::SplitMix64;
 use data::san::parse_san;
 use engine::position::Position;
+use engine::rng::SplitMix64;
 
 const PGN: &str = "[Event \"x\"]\n[FEN \"4k3/8/8/8/8/8/8/4K2R w K - 0 1\"]\n\n1. O-O {c} Kd7 (1... Ke7) $1 2. Rf2 ; x\nKe6 *\n";
 const EPD: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\r\nbqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9 bm e4;\n";

@@ -5,10 +5,11 @@ use std::path::Path;
 use std::process::Command;
 
 use data::book::{Book, BookOptions};
-use data::pgn::{read_games, GameRecord, GameResult, MoveInfo, MoveRecord, PgnWriter, Score};
-use data::rng::SplitMix64;
+use data::pgn::{read_games, result_text, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use engine::position::{Position, STARTPOS_FEN};
-use engine::types::Move;
+use engine::rng::SplitMix64;
+use engine::search::Score;
+use engine::types::{GameResult, Move};
 
 /// A game from a FEN and UCI moves, with made-up engine reports on every move after the
 /// first two (which are book moves).
@@ -16,7 +17,7 @@ fn game(
     fen: &str,
     chess960: bool,
     ucis: &[&str],
-    result: GameResult,
+    result: Option<GameResult>,
     rng: &mut SplitMix64,
 ) -> GameRecord {
     let mut pos = Position::from_fen(fen).unwrap();
@@ -74,7 +75,7 @@ fn games() -> Vec<GameRecord> {
             STARTPOS_FEN,
             false,
             &["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"],
-            GameResult::WhiteWins,
+            Some(GameResult::WhiteWins),
             &mut rng,
         ),
         // En passant and a capturing promotion.
@@ -84,7 +85,7 @@ fn games() -> Vec<GameRecord> {
             &[
                 "e2e4", "d7d5", "e4e5", "f7f5", "e5f6", "b8c6", "f6g7", "g8f6", "g7h8q",
             ],
-            GameResult::Unfinished,
+            None,
             &mut rng,
         ),
         // Black to move first, no moves at all, and an empty game.
@@ -92,14 +93,14 @@ fn games() -> Vec<GameRecord> {
             "4k3/8/8/8/8/8/8/4K2R b K - 5 40",
             false,
             &["e8d7", "e1g1"],
-            GameResult::Draw,
+            Some(GameResult::Draw),
             &mut rng,
         ),
         game(
             "4k3/8/8/8/8/8/8/4K2R w K - 0 1",
             false,
             &[],
-            GameResult::Draw,
+            Some(GameResult::Draw),
             &mut rng,
         ),
     ];
@@ -114,7 +115,7 @@ fn games() -> Vec<GameRecord> {
             GameResult::BlackWins,
             GameResult::Draw,
         ][ucis.len() % 3];
-        out.push(game(f[1], f[0] == "1", &ucis, result, &mut rng));
+        out.push(game(f[1], f[0] == "1", &ucis, Some(result), &mut rng));
     }
     out
 }
@@ -158,8 +159,8 @@ fn round_trip_through_our_reader() {
     assert_eq!(read.len(), games.len());
     for (g, r) in games.iter().zip(&read) {
         assert_eq!(r.tag("Event"), Some(g.event.as_str()));
-        assert_eq!(r.tag("Result"), Some(g.result.as_str()));
-        assert_eq!(r.result.as_deref(), Some(g.result.as_str()));
+        assert_eq!(r.tag("Result"), Some(result_text(g.result)));
+        assert_eq!(r.result.as_deref(), Some(result_text(g.result)));
         assert_eq!(r.tag("PlyCount"), Some(g.moves.len().to_string().as_str()));
         assert_eq!(r.tag("Date"), Some("2023.11.14"));
         let (start, moves) = r.replay(None).unwrap();
@@ -240,7 +241,7 @@ with open(sys.argv[1]) as f:
     assert_eq!(lines.len(), games.len());
     for (g, line) in games.iter().zip(lines) {
         let f: Vec<&str> = line.split(';').collect();
-        assert_eq!(f[0], g.result.as_str());
+        assert_eq!(f[0], result_text(g.result));
         assert_eq!(f[1] == "Chess960", g.chess960, "{line}");
         assert_eq!(f[2], "", "python-chess reported errors: {line}");
         if !g.moves.is_empty() {

@@ -3,12 +3,13 @@
 
 use std::path::Path;
 
-use data::rng::SplitMix64;
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{detect, inspect, FileKind};
-use data::training::{text, viriformat, ScoredMove, TrainingGame, Wdl};
+use data::training::{text, viriformat, ScoredMove, TrainingGame};
 use engine::position::Position;
+use engine::rng::SplitMix64;
+use engine::types::GameResult;
 
 fn random_games(n: usize, seed: u64) -> Vec<TrainingGame> {
     let mut rng = SplitMix64::new(seed);
@@ -30,7 +31,7 @@ fn random_games(n: usize, seed: u64) -> Vec<TrainingGame> {
             TrainingGame {
                 start,
                 moves,
-                result: Wdl::ALL[rng.below(3)],
+                result: viriformat::result_from_wdl_byte(rng.below(3) as u8).unwrap(),
             }
         })
         .collect()
@@ -106,7 +107,7 @@ fn text_filter_drops_checks_tactics_big_scores_and_early_plies() {
     let game = TrainingGame {
         start,
         moves,
-        result: Wdl::WhiteWins,
+        result: GameResult::WhiteWins,
     };
     let kept = |f: TextFilter| {
         let mut out = Vec::new();

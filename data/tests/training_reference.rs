@@ -5,13 +5,15 @@
 
 use std::path::PathBuf;
 
-use data::rng::SplitMix64;
 use data::training::dfrc::{dfrc_position, frc_back_rank};
 use data::training::text::{format_line, parse_line};
-use data::training::viriformat::{decode_game, encode_game, encode_move, GameReader};
-use data::training::{ScoredMove, TrainingGame, Wdl};
+use data::training::viriformat::{
+    decode_game, encode_game, encode_move, result_from_wdl_byte, GameReader,
+};
+use data::training::{ScoredMove, TrainingGame};
 use engine::position::Position;
-use engine::types::{CastleSide, Color, PieceType};
+use engine::rng::SplitMix64;
+use engine::types::{CastleSide, Color, GameResult, PieceType};
 
 use viriformat::chess::board::{Board, DrawType, GameOutcome, WinType};
 use viriformat::chess::chessmove::Move as VMove;
@@ -34,7 +36,7 @@ fn golden_game_written_by_the_crate_decodes() {
     assert_eq!(bytes.len(), 56);
     let game = decode_game(&bytes).unwrap();
     assert_eq!(game.start, Position::startpos());
-    assert_eq!(game.result, Wdl::WhiteWins);
+    assert_eq!(game.result, GameResult::WhiteWins);
     let moves: Vec<String> = game.moves.iter().map(|m| m.mv.to_uci(false)).collect();
     assert_eq!(moves, ["e2e4", "e7e5", "d1h5", "e8e7", "h5e5"]);
     let scores: Vec<i16> = game.moves.iter().map(|m| m.score).collect();
@@ -103,7 +105,7 @@ fn random_game(start: Position, rng: &mut SplitMix64, max_plies: usize) -> Train
     TrainingGame {
         start,
         moves,
-        result: Wdl::ALL[rng.below(3)],
+        result: result_from_wdl_byte(rng.below(3) as u8).unwrap(),
     }
 }
 
@@ -145,9 +147,9 @@ fn crate_game(game: &TrainingGame) -> VGame {
         g.add_move(VMove::from_raw(encode_move(m.mv)).unwrap(), m.score);
     }
     g.set_outcome(match game.result {
-        Wdl::WhiteWins => GameOutcome::WhiteWin(WinType::Mate),
-        Wdl::BlackWins => GameOutcome::BlackWin(WinType::Adjudication),
-        Wdl::Draw => GameOutcome::Draw(DrawType::Adjudication),
+        GameResult::WhiteWins => GameOutcome::WhiteWin(WinType::Mate),
+        GameResult::BlackWins => GameOutcome::BlackWin(WinType::Adjudication),
+        GameResult::Draw => GameOutcome::Draw(DrawType::Adjudication),
     });
     g
 }
@@ -189,9 +191,9 @@ fn the_crate_reads_our_files_back_exactly() {
     for game in &games {
         let read = VGame::deserialise_from(&mut reader, Vec::new()).unwrap();
         let expected_wdl = match game.result {
-            Wdl::WhiteWins => viriformat::dataformat::WDL::Win,
-            Wdl::Draw => viriformat::dataformat::WDL::Draw,
-            Wdl::BlackWins => viriformat::dataformat::WDL::Loss,
+            GameResult::WhiteWins => viriformat::dataformat::WDL::Win,
+            GameResult::Draw => viriformat::dataformat::WDL::Draw,
+            GameResult::BlackWins => viriformat::dataformat::WDL::Loss,
         };
         assert_eq!(read.outcome(), expected_wdl);
         assert_eq!(read.len(), game.moves.len());
@@ -258,7 +260,7 @@ fn chess960_castling_is_king_takes_rook() {
             ScoredMove { mv: oo, score: 15 },
             ScoredMove { mv: ooo, score: -7 },
         ],
-        result: Wdl::Draw,
+        result: GameResult::Draw,
     };
     let mut bytes = Vec::new();
     encode_game(&game, &mut bytes);

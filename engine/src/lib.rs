@@ -20,6 +20,7 @@ pub mod movegen;
 pub mod params;
 pub mod perft;
 pub mod position;
+pub mod rng;
 pub mod search;
 pub mod track;
 pub mod types;

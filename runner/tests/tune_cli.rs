@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use data::rng::SplitMix64;
 use engine::position::Position;
+use engine::rng::SplitMix64;
 
 fn spar(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spar"))

@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use engine::position::Position;
+use engine::search::Score;
 
 const SPAR: &str = env!("CARGO_BIN_EXE_spar");
 
@@ -203,12 +204,6 @@ struct Search {
     ponder: Option<String>,
     /// From writing `go` to reading `bestmove`.
     elapsed: Duration,
-}
-
-#[derive(Debug, PartialEq)]
-enum Score {
-    Cp(i32),
-    Mate(i32),
 }
 
 /// One `info depth …` line, with every field this engine promises.

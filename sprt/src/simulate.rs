@@ -23,6 +23,9 @@ use crate::mle::brent;
 use crate::sprt::{Decision, Sprt};
 
 /// SplitMix64: a tiny 64-bit generator, used to seed and to derive per-run seeds.
+///
+/// spar's one SplitMix64 is `engine::rng::SplitMix64`; this copy (same algorithm, same
+/// outputs) exists because `sprt` depends on `statrs` alone and must not depend on `engine`.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 

@@ -6,6 +6,6 @@ mod writer;
 
 pub use reader::{read_games, PgnError, PgnGame, PgnMove};
 pub use writer::{
-    format_game, pgn_date, pgn_date_today, GameRecord, GameResult, MoveInfo, MoveRecord,
-    PgnWriteError, PgnWriter, Score, LINE_LENGTH,
+    format_game, pgn_date, pgn_date_today, result_text, score_text, GameRecord, MoveInfo,
+    MoveRecord, PgnWriteError, PgnWriter, LINE_LENGTH,
 };

@@ -21,85 +21,49 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use engine::position::{Position, STARTPOS_FEN};
-use engine::types::{Color, Move};
+use engine::search::Score;
+use engine::types::{Color, GameResult, Move};
 
 use crate::san::to_san;
 
 /// The longest line the movetext writer produces (unless one word is longer).
 pub const LINE_LENGTH: usize = 80;
 
-/// How a game ended, as the PGN `Result` tag and termination marker write it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GameResult {
-    /// `1-0`.
-    WhiteWins,
-    /// `0-1`.
-    BlackWins,
-    /// `1/2-1/2`.
-    Draw,
-    /// `*`: unfinished or unknown.
-    Unfinished,
+/// The PGN result text of a game, for the `Result` tag and the termination marker: the
+/// result's [`GameResult::pgn`] text, or `*` for an unfinished or unknown game (`None`).
+///
+/// ```
+/// use data::pgn::result_text;
+/// use engine::types::GameResult;
+/// assert_eq!(result_text(Some(GameResult::Draw)), "1/2-1/2");
+/// assert_eq!(result_text(None), "*");
+/// ```
+pub const fn result_text(result: Option<GameResult>) -> &'static str {
+    match result {
+        Some(result) => result.pgn(),
+        None => "*",
+    }
 }
 
-impl GameResult {
-    /// The PGN text: `1-0`, `0-1`, `1/2-1/2` or `*`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GameResult::WhiteWins => "1-0",
-            GameResult::BlackWins => "0-1",
-            GameResult::Draw => "1/2-1/2",
-            GameResult::Unfinished => "*",
+/// A score as the move comments write it, from the mover's point of view: pawns with two
+/// decimals or mate in moves (`+0.31`, `-1.05`, `+0.00`, `+M3`, `-M2`).
+///
+/// ```
+/// use data::pgn::score_text;
+/// use engine::search::Score;
+/// assert_eq!(score_text(Score::Cp(-105)), "-1.05");
+/// assert_eq!(score_text(Score::Mate(3)), "+M3");
+/// ```
+pub fn score_text(score: Score) -> String {
+    match score {
+        Score::Cp(cp) => {
+            let sign = if cp < 0 { '-' } else { '+' };
+            let abs = cp.unsigned_abs();
+            format!("{sign}{}.{:02}", abs / 100, abs % 100)
         }
-    }
-
-    /// Parses the PGN text (`1/2` and `½-½` are accepted for draws).
-    pub fn parse(text: &str) -> Option<GameResult> {
-        match text.trim() {
-            "1-0" => Some(GameResult::WhiteWins),
-            "0-1" => Some(GameResult::BlackWins),
-            "1/2-1/2" | "1/2" | "½-½" => Some(GameResult::Draw),
-            "*" => Some(GameResult::Unfinished),
-            _ => None,
-        }
-    }
-
-    /// The win for `color`.
-    pub const fn win_for(color: Color) -> GameResult {
-        match color {
-            Color::White => GameResult::WhiteWins,
-            Color::Black => GameResult::BlackWins,
-        }
-    }
-}
-
-impl std::fmt::Display for GameResult {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An engine's evaluation: centipawns or mate in moves, from the mover's point of view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Score {
-    /// Centipawns (`score cp`).
-    Cp(i32),
-    /// Mate in this many moves; negative when the mover gets mated (`score mate`).
-    Mate(i32),
-}
-
-impl std::fmt::Display for Score {
-    /// `+0.31`, `-1.05`, `+0.00`, `+M3`, `-M2`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Score::Cp(cp) => {
-                let sign = if cp < 0 { '-' } else { '+' };
-                let abs = cp.unsigned_abs();
-                write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
-            }
-            Score::Mate(n) => {
-                let sign = if n < 0 { '-' } else { '+' };
-                write!(f, "{sign}M{}", n.unsigned_abs())
-            }
+        Score::Mate(n) => {
+            let sign = if n < 0 { '-' } else { '+' };
+            format!("{sign}M{}", n.unsigned_abs())
         }
     }
 }
@@ -107,7 +71,7 @@ impl std::fmt::Display for Score {
 /// What an engine reported about the move it played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MoveInfo {
-    /// The final score of the search.
+    /// The final score of the search, from the mover's point of view.
     pub score: Score,
     /// The depth reached.
     pub depth: u32,
@@ -122,7 +86,7 @@ impl MoveInfo {
     pub fn comment(&self) -> String {
         format!(
             "{}/{} {}.{:03}s, n={}",
-            self.score,
+            score_text(self.score),
             self.depth,
             self.time_ms / 1000,
             self.time_ms % 1000,
@@ -177,8 +141,8 @@ pub struct GameRecord {
     pub white: String,
     /// Black's name.
     pub black: String,
-    /// The result.
-    pub result: GameResult,
+    /// The result; `None` for an unfinished game (`*`).
+    pub result: Option<GameResult>,
     /// The FEN the game (including its book moves) starts from.
     pub start_fen: String,
     /// Whether the game is Chess960 (writes `Variant "Chess960"` and always `FEN`).
@@ -208,7 +172,7 @@ impl Default for GameRecord {
             round: "?".into(),
             white: "?".into(),
             black: "?".into(),
-            result: GameResult::Unfinished,
+            result: None,
             start_fen: STARTPOS_FEN.into(),
             chess960: false,
             opening: String::new(),
@@ -308,11 +272,12 @@ impl LineFiller {
 /// Formats a whole game as PGN text, ending with a blank line.
 ///
 /// ```
-/// use data::pgn::{format_game, GameRecord, GameResult, MoveRecord};
+/// use data::pgn::{format_game, GameRecord, MoveRecord};
+/// use engine::types::GameResult;
 /// use engine::position::Position;
 /// let pos = Position::startpos();
 /// let mv = pos.parse_uci_move("e2e4").unwrap();
-/// let game = GameRecord { result: GameResult::Draw, moves: vec![MoveRecord::book(mv)], ..Default::default() };
+/// let game = GameRecord { result: Some(GameResult::Draw), moves: vec![MoveRecord::book(mv)], ..Default::default() };
 /// let pgn = format_game(&game).unwrap();
 /// assert!(pgn.contains("[Result \"1/2-1/2\"]"));
 /// assert!(pgn.contains("1. e4 {book} 1/2-1/2"));
@@ -340,7 +305,7 @@ pub fn format_game(game: &GameRecord) -> Result<String, PgnWriteError> {
     tag("Round", &or(&game.round, "?"));
     tag("White", &or(&game.white, "?"));
     tag("Black", &or(&game.black, "?"));
-    tag("Result", game.result.as_str());
+    tag("Result", result_text(game.result));
     let start_fen = pos.to_fen();
     if start_fen != STARTPOS_FEN || chess960 {
         tag("SetUp", "1");
@@ -414,7 +379,7 @@ pub fn format_game(game: &GameRecord) -> Result<String, PgnWriteError> {
     if game.moves.is_empty() && !game.reason.is_empty() {
         filler.word(&format!("{{{}}}", escape_comment(&game.reason)));
     }
-    filler.word(game.result.as_str());
+    filler.word(result_text(game.result));
     out.push_str(&filler.out);
     out.push_str("\n\n");
     Ok(out)
@@ -488,11 +453,11 @@ mod tests {
 
     #[test]
     fn scores_and_comments() {
-        assert_eq!(Score::Cp(31).to_string(), "+0.31");
-        assert_eq!(Score::Cp(-105).to_string(), "-1.05");
-        assert_eq!(Score::Cp(0).to_string(), "+0.00");
-        assert_eq!(Score::Mate(3).to_string(), "+M3");
-        assert_eq!(Score::Mate(-2).to_string(), "-M2");
+        assert_eq!(score_text(Score::Cp(31)), "+0.31");
+        assert_eq!(score_text(Score::Cp(-105)), "-1.05");
+        assert_eq!(score_text(Score::Cp(0)), "+0.00");
+        assert_eq!(score_text(Score::Mate(3)), "+M3");
+        assert_eq!(score_text(Score::Mate(-2)), "-M2");
         let info = MoveInfo {
             score: Score::Cp(31),
             depth: 12,
@@ -521,7 +486,7 @@ mod tests {
         }
         let game = GameRecord {
             moves,
-            result: GameResult::Draw,
+            result: Some(GameResult::Draw),
             reason: "Draw by 3-fold repetition".into(),
             ..Default::default()
         };

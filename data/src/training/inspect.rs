@@ -5,10 +5,10 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::rng::SplitMix64;
+use engine::rng::SplitMix64;
 
 use super::text::{self, format_line};
-use super::viriformat::{self, BOARD_BYTES};
+use super::viriformat::{self, wdl_byte, BOARD_BYTES};
 use super::{FormatError, TrainingPosition, MATE_SCORE_MIN};
 
 /// The two file formats.
@@ -53,13 +53,13 @@ pub struct Summary {
     pub bytes: u64,
     /// Games (viriformat only).
     pub games: Option<u64>,
-    /// Results of the games, indexed by [`Wdl`](super::Wdl) (viriformat only).
+    /// Results of the games, indexed by [`wdl_byte`](super::viriformat::wdl_byte) (viriformat only).
     pub game_results: [u64; 3],
     /// Shortest and longest game in positions (viriformat only).
     pub game_lengths: Option<(u64, u64)>,
     /// Positions read.
     pub positions: u64,
-    /// Positions by game result, indexed by [`Wdl`](super::Wdl).
+    /// Positions by game result, indexed by [`wdl_byte`](super::viriformat::wdl_byte).
     pub results: [u64; 3],
     /// Positions per histogram bucket ([`HISTOGRAM_EDGES`] plus one).
     pub histogram: [u64; 15],
@@ -100,7 +100,7 @@ impl Summary {
 
     fn add(&mut self, p: &TrainingPosition) {
         self.positions += 1;
-        self.results[p.result as usize] += 1;
+        self.results[wdl_byte(p.result) as usize] += 1;
         if p.position.in_check() {
             self.in_check += 1;
         }
@@ -238,7 +238,7 @@ pub fn inspect(path: &Path, kind: FileKind, samples: usize) -> io::Result<Summar
                     }
                 };
                 games += 1;
-                summary.game_results[game.result as usize] += 1;
+                summary.game_results[wdl_byte(game.result) as usize] += 1;
                 let len = game.moves.len() as u64;
                 lengths = Some(lengths.map_or((len, len), |(a, b)| (a.min(len), b.max(len))));
                 for p in game.positions() {

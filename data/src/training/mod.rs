@@ -11,7 +11,7 @@
 //! | [`dfrc`] | double-Fischer-random start positions |
 //!
 //! Every score here is **White-relative centipawns** in an `i16`, and every result is
-//! White's ([`Wdl`]). [`white_score`] converts an engine score (side to move's view, mates
+//! White's ([`GameResult`]). [`white_score`] converts an engine score (side to move's view, mates
 //! as `Score::Mate`) into that convention.
 //!
 //! Reading back, for a tuner:
@@ -41,58 +41,7 @@ use std::fmt;
 
 use engine::position::Position;
 use engine::search::Score;
-use engine::types::{Color, Move};
-
-/// A game result from White's point of view; the discriminants are viriformat's `wdl` byte.
-#[repr(u8)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Wdl {
-    /// 0-1.
-    BlackWins = 0,
-    /// ½-½.
-    Draw = 1,
-    /// 1-0.
-    WhiteWins = 2,
-}
-
-impl Wdl {
-    /// All three, Black's win first (the byte order).
-    pub const ALL: [Wdl; 3] = [Wdl::BlackWins, Wdl::Draw, Wdl::WhiteWins];
-
-    /// From viriformat's byte (0, 1 or 2).
-    pub fn from_byte(byte: u8) -> Option<Wdl> {
-        Wdl::ALL.get(byte as usize).copied()
-    }
-
-    /// White's points: 1.0, 0.5 or 0.0.
-    pub fn white_points(self) -> f32 {
-        self as u8 as f32 / 2.0
-    }
-
-    /// The result as bullet's text format writes it: `1.0`, `0.5` or `0.0`.
-    pub fn text(self) -> &'static str {
-        match self {
-            Wdl::WhiteWins => "1.0",
-            Wdl::Draw => "0.5",
-            Wdl::BlackWins => "0.0",
-        }
-    }
-
-    /// PGN notation: `1-0`, `1/2-1/2`, `0-1`.
-    pub fn pgn(self) -> &'static str {
-        match self {
-            Wdl::WhiteWins => "1-0",
-            Wdl::Draw => "1/2-1/2",
-            Wdl::BlackWins => "0-1",
-        }
-    }
-}
-
-impl fmt::Display for Wdl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.pgn())
-    }
-}
+use engine::types::{Color, GameResult, Move};
 
 /// Scores at least this large (in absolute value) are mates: a mate in `p` plies is stored as
 /// ±(32000 − p). They lie above viriformat's default `max_eval` filter (31339), so trainers
@@ -140,7 +89,7 @@ pub struct TrainingGame {
     /// The moves, each with the score of the position it was played in.
     pub moves: Vec<ScoredMove>,
     /// The result of the game.
-    pub result: Wdl,
+    pub result: GameResult,
 }
 
 impl TrainingGame {
@@ -162,7 +111,7 @@ pub struct TrainingPosition {
     /// White-relative score in centipawns.
     pub score: i16,
     /// The game's result, White's view.
-    pub result: Wdl,
+    pub result: GameResult,
 }
 
 /// A position of a game together with the move the engine played there.

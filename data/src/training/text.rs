@@ -3,12 +3,12 @@
 //!
 //! ```
 //! use data::training::text::{format_line, parse_line};
-//! use data::training::Wdl;
+//! use engine::types::GameResult;
 //! use engine::position::Position;
-//! let line = format_line(&Position::startpos(), 31, Wdl::Draw);
+//! let line = format_line(&Position::startpos(), 31, GameResult::Draw);
 //! assert_eq!(line, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 31 | 0.5");
 //! let back = parse_line(&line).unwrap();
-//! assert_eq!((back.score, back.result), (31, Wdl::Draw));
+//! assert_eq!((back.score, back.result), (31, GameResult::Draw));
 //! ```
 
 use std::fs::File;
@@ -18,13 +18,23 @@ use crate::text::{LineReader, TextErrorKind};
 use std::path::Path;
 
 use engine::position::Position;
+use engine::types::GameResult;
 
 use super::filter::TextFilter;
-use super::{FormatError, TrainingGame, TrainingPosition, Wdl};
+use super::{FormatError, TrainingGame, TrainingPosition};
+
+/// A result as bullet's text format writes it: `1.0`, `0.5` or `0.0` (White's points).
+pub const fn result_text(result: GameResult) -> &'static str {
+    match result {
+        GameResult::WhiteWins => "1.0",
+        GameResult::Draw => "0.5",
+        GameResult::BlackWins => "0.0",
+    }
+}
 
 /// One line, without the newline.
-pub fn format_line(pos: &Position, score: i16, result: Wdl) -> String {
-    format!("{} | {score} | {}", pos.to_fen(), result.text())
+pub fn format_line(pos: &Position, score: i16, result: GameResult) -> String {
+    format!("{} | {score} | {}", pos.to_fen(), result_text(result))
 }
 
 /// Parses a line (a leading BOM and a trailing `\r` are ignored). Results may be written as bullet accepts them:
@@ -45,9 +55,9 @@ pub fn parse_line(line: &str) -> Result<TrainingPosition, String> {
         )
     })?;
     let result = match result.trim() {
-        "1.0" | "[1.0]" | "1" => Wdl::WhiteWins,
-        "0.5" | "[0.5]" | "1/2" => Wdl::Draw,
-        "0.0" | "[0.0]" | "0" => Wdl::BlackWins,
+        "1.0" | "[1.0]" | "1" => GameResult::WhiteWins,
+        "0.5" | "[0.5]" | "1/2" => GameResult::Draw,
+        "0.0" | "[0.0]" | "0" => GameResult::BlackWins,
         other => return Err(format!("result '{other}' is not 1.0, 0.5 or 0.0")),
     };
     Ok(TrainingPosition {

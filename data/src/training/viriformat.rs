@@ -17,11 +17,12 @@
 //!
 //! ```
 //! use data::training::viriformat::{decode_game, encode_game};
-//! use data::training::{ScoredMove, TrainingGame, Wdl};
+//! use data::training::{ScoredMove, TrainingGame};
+//! use engine::types::GameResult;
 //! use engine::position::Position;
 //! let start = Position::startpos();
 //! let mv = start.parse_uci_move("e2e4").unwrap();
-//! let game = TrainingGame { start, moves: vec![ScoredMove { mv, score: 25 }], result: Wdl::Draw };
+//! let game = TrainingGame { start, moves: vec![ScoredMove { mv, score: 25 }], result: GameResult::Draw };
 //! let mut bytes = Vec::new();
 //! encode_game(&game, &mut bytes);
 //! assert_eq!(bytes.len(), 32 + 4 + 4);
@@ -33,9 +34,9 @@ use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use engine::position::Position;
-use engine::types::{CastleSide, Move, MoveKind, PieceType, Square};
+use engine::types::{CastleSide, GameResult, Move, MoveKind, PieceType, Square};
 
-use super::{FormatError, ScoredMove, TrainingGame, TrainingPosition, Wdl};
+use super::{FormatError, ScoredMove, TrainingGame, TrainingPosition};
 
 /// Size of a `PackedBoard`.
 pub const BOARD_BYTES: usize = 32;
@@ -47,8 +48,35 @@ const FLAG_EN_PASSANT: u16 = 1 << 14;
 const FLAG_CASTLE: u16 = 2 << 14;
 const FLAG_PROMOTION: u16 = 3 << 14;
 
+/// A result as viriformat's (marlinformat's) `wdl` byte: 0 Black wins, 1 draw, 2 White wins.
+///
+/// ```
+/// use data::training::viriformat::{result_from_wdl_byte, wdl_byte};
+/// use engine::types::GameResult;
+/// assert_eq!(wdl_byte(GameResult::WhiteWins), 2);
+/// assert_eq!(result_from_wdl_byte(0), Some(GameResult::BlackWins));
+/// assert_eq!(result_from_wdl_byte(3), None);
+/// ```
+pub const fn wdl_byte(result: GameResult) -> u8 {
+    match result {
+        GameResult::BlackWins => 0,
+        GameResult::Draw => 1,
+        GameResult::WhiteWins => 2,
+    }
+}
+
+/// The result a `wdl` byte (0, 1 or 2) stands for; see [`wdl_byte`].
+pub const fn result_from_wdl_byte(byte: u8) -> Option<GameResult> {
+    match byte {
+        0 => Some(GameResult::BlackWins),
+        1 => Some(GameResult::Draw),
+        2 => Some(GameResult::WhiteWins),
+        _ => None,
+    }
+}
+
 /// Packs a position into marlinformat's 32 bytes with an eval and a result.
-pub fn pack_board(pos: &Position, eval: i16, result: Wdl) -> [u8; BOARD_BYTES] {
+pub fn pack_board(pos: &Position, eval: i16, result: GameResult) -> [u8; BOARD_BYTES] {
     let mut out = [0u8; BOARD_BYTES];
     let occupied = pos.occupied();
     out[0..8].copy_from_slice(&occupied.0.to_le_bytes());
@@ -71,7 +99,7 @@ pub fn pack_board(pos: &Position, eval: i16, result: Wdl) -> [u8; BOARD_BYTES] {
     out[25] = pos.halfmove_clock().min(255) as u8;
     out[26..28].copy_from_slice(&pos.fullmove_number().to_le_bytes());
     out[28..30].copy_from_slice(&eval.to_le_bytes());
-    out[30] = result as u8;
+    out[30] = wdl_byte(result);
     out
 }
 
@@ -83,7 +111,7 @@ pub struct PackedBoard {
     /// The eval field (0 in game headers).
     pub eval: i16,
     /// The result field.
-    pub result: Wdl,
+    pub result: GameResult,
     /// The spare byte.
     pub extra: u8,
 }
@@ -171,7 +199,7 @@ pub fn unpack_board(bytes: &[u8; BOARD_BYTES]) -> Result<PackedBoard, String> {
     let fullmove = u16::from_le_bytes([bytes[26], bytes[27]]);
     fen.push_str(&format!(" {} {}", bytes[25], fullmove));
     let position = Position::from_fen(&fen).map_err(|e| format!("{e} ({fen})"))?;
-    let result = Wdl::from_byte(bytes[30])
+    let result = result_from_wdl_byte(bytes[30])
         .ok_or_else(|| format!("result byte {} is not 0, 1 or 2", bytes[30]))?;
     Ok(PackedBoard {
         position,

@@ -1,5 +1,6 @@
 //! Zobrist hashing keys, generated at compile time from a fixed seed.
 
+use crate::rng::SplitMix64;
 use crate::types::{CastlingRights, File, Piece, Square};
 
 /// All Zobrist keys.
@@ -10,22 +11,14 @@ pub(crate) struct Keys {
     pub side: u64,
 }
 
-const fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 pub(crate) static KEYS: Keys = {
-    let mut s = 0x5350_4152_u64; // "SPAR"
+    let mut s = SplitMix64::new(0x5350_4152); // "SPAR"
     let mut pieces = [[0u64; 64]; 12];
     let mut p = 0;
     while p < 12 {
         let mut sq = 0;
         while sq < 64 {
-            pieces[p][sq] = splitmix(&mut s);
+            pieces[p][sq] = s.next_u64();
             sq += 1;
         }
         p += 1;
@@ -33,7 +26,7 @@ pub(crate) static KEYS: Keys = {
     let mut single = [0u64; 4];
     let mut i = 0;
     while i < 4 {
-        single[i] = splitmix(&mut s);
+        single[i] = s.next_u64();
         i += 1;
     }
     let mut castling = [0u64; 16];
@@ -51,14 +44,14 @@ pub(crate) static KEYS: Keys = {
     let mut en_passant = [0u64; 8];
     let mut f = 0;
     while f < 8 {
-        en_passant[f] = splitmix(&mut s);
+        en_passant[f] = s.next_u64();
         f += 1;
     }
     Keys {
         pieces,
         castling,
         en_passant,
-        side: splitmix(&mut s),
+        side: s.next_u64(),
     }
 };
 

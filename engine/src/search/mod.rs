@@ -89,7 +89,7 @@ pub struct Limits {
 }
 
 /// A search score in UCI terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Score {
     /// Centipawns from the side to move's point of view.
     Cp(i32),

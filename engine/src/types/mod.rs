@@ -1,6 +1,7 @@
-//! The chess vocabulary: colours, squares, pieces, bitboards, moves, castling rights.
+//! The chess vocabulary: colours, squares, pieces, bitboards, moves, castling rights, game
+//! results.
 //!
-//! Every enum is `#[repr(u8)]` and arrays indexed by them implement `Index`/`IndexMut`
+//! The enums that index arrays are `#[repr(u8)]`, and arrays indexed by them implement `Index`/`IndexMut`
 //! through [`ByColor`], [`BySquare`] and friends, so `pieces[Color::White]` needs no cast.
 
 mod bitboard;
@@ -8,6 +9,7 @@ mod castling;
 mod color;
 mod moves;
 mod piece;
+mod result;
 mod square;
 
 pub use bitboard::Bitboard;
@@ -15,6 +17,7 @@ pub use castling::{CastleSide, CastlingRights};
 pub use color::Color;
 pub use moves::{Move, MoveKind};
 pub use piece::{Piece, PieceType};
+pub use result::GameResult;
 pub use square::{File, Rank, Square};
 
 /// Declares a fixed-size array wrapper indexed by an enum without casts.

@@ -1,7 +1,7 @@
 //! `spar match` and `spar sprt`: parallel self-play between two engine variants.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -266,7 +266,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     }
 }
 
-fn write_json(path: &PathBuf, report: &serde_json::Value) -> CliResult {
+fn write_json(path: &Path, report: &serde_json::Value) -> CliResult {
     let text = serde_json::to_string_pretty(report).expect("json") + "\n";
     write_atomically(path, &text)
         .map_err(|e| CliError::failure(format!("cannot write --json {}: {e}", path.display())))

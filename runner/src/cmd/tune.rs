@@ -15,7 +15,7 @@ use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::progress::Progress;
 use crate::tune::gains::Gains;
-use crate::tune::selfplay::{Score, SelfPlay};
+use crate::tune::selfplay::SelfPlay;
 use crate::tune::spsa::Spsa;
 use crate::tune::spsa_params::{self, SpsaParam};
 use crate::tune::trajectory::{self, Row, Trajectory};
@@ -187,7 +187,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     let selfplay =
         SelfPlay::new(concurrency, variant, adjudication, book).map_err(CliError::failure)?;
     let progress = Progress::new(quiet, "iterations", Some(gains.iterations), done);
-    let mut score = Score::default();
+    let mut tally = sprt::Trinomial::default();
     let games_before = games;
     let mut failure = None;
     for k in done + 1..=gains.iterations {
@@ -199,8 +199,8 @@ pub fn run(args: TuneArgs) -> CliResult {
         let Some(s) = selfplay.play(pairs, &dev, &base, &abort, &on_game) else {
             break;
         };
-        spsa.update(&p, s.balance() as f64);
-        score.add(s);
+        spsa.update(&p, (s.wins as i64 - s.losses as i64) as f64);
+        tally += s;
         games += s.games();
         done = k;
         if let Some(t) = &mut csv {
@@ -233,9 +233,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}",
         gains.iterations,
         played as f64 / elapsed.max(1e-9),
-        score.wins,
-        score.draws,
-        score.losses
+        tally.wins,
+        tally.draws,
+        tally.losses
     );
     println!("\nParameter values (OpenBench, `--engine … params=FILE`):");
     print!("{}", report::openbench_lines(&finals));

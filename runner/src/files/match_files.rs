@@ -9,11 +9,11 @@ use std::path::Path;
 
 use data::pgn::{self, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use data::results::{ResultRow, ResultsWriter};
-use engine::search::Score;
+use engine::types::GameResult;
 
 use crate::engines::variant::Variant;
 use crate::files::book::OpeningBook;
-use crate::play::game::{Outcome, PlayedGame, Termination};
+use crate::play::game::{PlayedGame, Termination};
 use crate::play::schedule::PairOutcome;
 use crate::play::tally::GameSummary;
 
@@ -124,10 +124,7 @@ fn pgn_record(
                 MoveRecord::book(m.mv)
             } else {
                 let info = m.score.map(|s| MoveInfo {
-                    score: match s {
-                        Score::Cp(cp) => pgn::Score::Cp(cp),
-                        Score::Mate(n) => pgn::Score::Mate(n),
-                    },
+                    score: s,
                     depth: m.depth.max(0) as u32,
                     nodes: m.nodes,
                     time_ms: m.time.as_millis() as u64,
@@ -144,11 +141,7 @@ fn pgn_record(
         round: format!("{}.{}", pair.pair + 1, g + 1),
         white: white.name.clone(),
         black: black.name.clone(),
-        result: match game.outcome {
-            Outcome::WhiteWins => pgn::GameResult::WhiteWins,
-            Outcome::BlackWins => pgn::GameResult::BlackWins,
-            Outcome::Draw => pgn::GameResult::Draw,
-        },
+        result: Some(game.outcome),
         start_fen: game.start_fen.clone(),
         chess960: game.chess960,
         opening: pair.opening.to_string(),
@@ -215,7 +208,7 @@ fn complete_pairs(
                     names[1]
                 ));
             }
-            let outcome = Outcome::from_pgn(&row.result).ok_or_else(|| {
+            let outcome = GameResult::from_pgn(&row.result).ok_or_else(|| {
                 format!(
                     "--resume: {} pair {}: unknown result '{}'",
                     path.display(),

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
-use data::training::{white_score, ScoredMove, TrainingGame, Wdl};
+use data::training::{white_score, ScoredMove, TrainingGame};
 use engine::position::Position;
 
-use crate::play::game::{Outcome, PlayedGame, Termination};
+use crate::play::game::{PlayedGame, Termination};
 use crate::play::schedule::PairOutcome;
 
 /// What `--dump-positions` asks for.
@@ -71,11 +71,7 @@ pub fn training_game(game: &PlayedGame) -> Result<TrainingGame, String> {
     for m in &game.moves[..book] {
         start.play_mut(m.mv);
     }
-    let result = match game.outcome {
-        Outcome::WhiteWins => Wdl::WhiteWins,
-        Outcome::BlackWins => Wdl::BlackWins,
-        Outcome::Draw => Wdl::Draw,
-    };
+    let result = game.outcome;
     let failed = matches!(
         game.termination,
         Termination::Crash
@@ -158,6 +154,7 @@ mod tests {
     use super::*;
     use crate::play::game::PlayedMove;
     use engine::search::Score;
+    use engine::types::GameResult;
     use std::time::Duration;
 
     fn words(s: &str) -> Vec<String> {
@@ -206,7 +203,7 @@ mod tests {
             start_fen: Position::startpos().to_fen(),
             chess960: false,
             moves,
-            outcome: Outcome::BlackWins,
+            outcome: GameResult::BlackWins,
             termination,
             reason: String::new(),
             nodes: [0, 0],
@@ -232,7 +229,7 @@ mod tests {
         // Black's +30 is White's -30; the record stops at the unscored move.
         let scores: Vec<i16> = t.moves.iter().map(|m| m.score).collect();
         assert_eq!(scores, [-30, 40]);
-        assert_eq!(t.result, Wdl::BlackWins);
+        assert_eq!(t.result, GameResult::BlackWins);
         let crashed = training_game(&played(
             &[("e2e4", false, Some(Score::Cp(5)))],
             Termination::Crash,

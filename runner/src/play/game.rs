@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use engine::position::Position;
 use engine::search::{Limits, Score};
-use engine::types::{Color, Move, PieceType};
+use engine::types::{Color, GameResult, Move, PieceType};
 
 use super::adjudication::{Adjudicator, MoveScore, Verdict};
 use crate::engines::player::{MoveReply, MoveRequest, Player, PlayerError};
@@ -95,55 +95,6 @@ impl Termination {
     }
 }
 
-/// The result of a game from White's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// 1-0.
-    WhiteWins,
-    /// 0-1.
-    BlackWins,
-    /// ½-½.
-    Draw,
-}
-
-impl Outcome {
-    /// A win for `color`.
-    pub fn win_for(color: Color) -> Outcome {
-        match color {
-            Color::White => Outcome::WhiteWins,
-            Color::Black => Outcome::BlackWins,
-        }
-    }
-
-    /// PGN result text.
-    pub fn pgn(self) -> &'static str {
-        match self {
-            Outcome::WhiteWins => "1-0",
-            Outcome::BlackWins => "0-1",
-            Outcome::Draw => "1/2-1/2",
-        }
-    }
-
-    /// Parses PGN result text.
-    pub fn from_pgn(text: &str) -> Option<Outcome> {
-        match text {
-            "1-0" => Some(Outcome::WhiteWins),
-            "0-1" => Some(Outcome::BlackWins),
-            "1/2-1/2" => Some(Outcome::Draw),
-            _ => None,
-        }
-    }
-
-    /// Points scored by `color` (1, ½ or 0) times two.
-    pub fn half_points(self, color: Color) -> u32 {
-        match (self, color) {
-            (Outcome::Draw, _) => 1,
-            (Outcome::WhiteWins, Color::White) | (Outcome::BlackWins, Color::Black) => 2,
-            _ => 0,
-        }
-    }
-}
-
 /// One move of a game with what the engine said about it.
 #[derive(Clone, Debug)]
 pub struct PlayedMove {
@@ -171,7 +122,7 @@ pub struct PlayedGame {
     /// Every move, book moves first.
     pub moves: Vec<PlayedMove>,
     /// The result.
-    pub outcome: Outcome,
+    pub outcome: GameResult,
     /// Why the game ended.
     pub termination: Termination,
     /// A readable reason ("White mates", "black engine crashed: …").
@@ -266,7 +217,7 @@ pub fn play_game(
 
     if let Err((side, e)) = seats.new_game(chess960) {
         return finish(
-            Outcome::win_for(!side),
+            GameResult::win_for(!side),
             termination_of(&e),
             format!("{} engine {e}", side_name(side)),
             played,
@@ -301,7 +252,7 @@ pub fn play_game(
             let engine_plies = played.iter().filter(|m| !m.book).count() as u32;
             if engine_plies >= 2 * max {
                 return finish(
-                    Outcome::Draw,
+                    GameResult::Draw,
                     Termination::MaxMoves,
                     format!("draw after {max} moves"),
                     played,
@@ -342,7 +293,13 @@ pub fn play_game(
             Ok(r) => r,
             Err((termination, why)) => {
                 let reason = format!("{} {why}", side_name(side));
-                return finish(Outcome::win_for(!side), termination, reason, played, nodes);
+                return finish(
+                    GameResult::win_for(!side),
+                    termination,
+                    reason,
+                    played,
+                    nodes,
+                );
             }
         };
 
@@ -370,7 +327,7 @@ pub fn play_game(
         match verdict {
             Some(Verdict::Resign(loser)) => {
                 return finish(
-                    Outcome::win_for(!loser),
+                    GameResult::win_for(!loser),
                     Termination::ResignAdjudication,
                     format!("{} resigns (adjudication)", side_name(loser)),
                     played,
@@ -379,7 +336,7 @@ pub fn play_game(
             }
             Some(Verdict::Draw) => {
                 return finish(
-                    Outcome::Draw,
+                    GameResult::Draw,
                     Termination::DrawAdjudication,
                     "draw by adjudication".to_string(),
                     played,
@@ -467,18 +424,18 @@ fn search_limits(lim: &MoveLimits, clocks: &[Clock; 2], side: Color) -> Limits {
 }
 
 /// Game end by the rules: mate, stalemate, insufficient material, fifty moves, threefold.
-pub fn rules_verdict(pos: &Position, history: &[u64]) -> Option<(Outcome, Termination, String)> {
+pub fn rules_verdict(pos: &Position, history: &[u64]) -> Option<(GameResult, Termination, String)> {
     if !pos.has_legal_move() {
         return Some(if pos.in_check() {
             let winner = !pos.side_to_move();
             (
-                Outcome::win_for(winner),
+                GameResult::win_for(winner),
                 Termination::Checkmate,
                 format!("{} mates", side_name(winner)),
             )
         } else {
             (
-                Outcome::Draw,
+                GameResult::Draw,
                 Termination::Stalemate,
                 "stalemate".to_string(),
             )
@@ -486,14 +443,14 @@ pub fn rules_verdict(pos: &Position, history: &[u64]) -> Option<(Outcome, Termin
     }
     if pos.is_insufficient_material() {
         return Some((
-            Outcome::Draw,
+            GameResult::Draw,
             Termination::InsufficientMaterial,
             "insufficient material".to_string(),
         ));
     }
     if pos.halfmove_clock() >= 100 {
         return Some((
-            Outcome::Draw,
+            GameResult::Draw,
             Termination::FiftyMoves,
             "fifty-move rule".to_string(),
         ));
@@ -509,7 +466,7 @@ pub fn rules_verdict(pos: &Position, history: &[u64]) -> Option<(Outcome, Termin
         .count();
     if repeats >= 2 {
         return Some((
-            Outcome::Draw,
+            GameResult::Draw,
             Termination::Repetition,
             "threefold repetition".to_string(),
         ));
@@ -525,7 +482,7 @@ mod tests {
     fn rules_detect_mate_stalemate_and_material() {
         let mate = Position::from_fen("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1").unwrap();
         assert_eq!(rules_verdict(&mate, &[]).unwrap().1, Termination::Checkmate);
-        assert_eq!(rules_verdict(&mate, &[]).unwrap().0, Outcome::WhiteWins);
+        assert_eq!(rules_verdict(&mate, &[]).unwrap().0, GameResult::WhiteWins);
         let stale = Position::from_fen("7k/8/6QK/8/8/8/8/8 b - - 0 1").unwrap();
         assert_eq!(
             rules_verdict(&stale, &[]).unwrap().1,

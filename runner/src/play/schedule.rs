@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use engine::position::Position;
+use engine::rng::pair_seed;
 use engine::types::Move;
 
 use super::adjudication::{Adjudication, MatchAdjudicator};
@@ -42,14 +43,6 @@ pub struct PairOutcome {
     pub seed: u64,
     /// The two games.
     pub games: [PlayedGame; 2],
-}
-
-/// The seed of pair `k` of a run: a SplitMix64 mix of both, independent of scheduling.
-pub fn pair_seed(run_seed: u64, pair: u64) -> u64 {
-    let mut z = run_seed ^ pair.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A match to play.

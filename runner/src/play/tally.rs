@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use engine::types::Color;
-use sprt::{GameResult, Pentanomial, Trinomial};
+use engine::types::{Color, GameResult};
+use sprt::{Pentanomial, Trinomial};
 
-use super::game::{Outcome, Termination};
+use super::game::Termination;
 
 /// One game as the tally sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,32 +14,32 @@ pub struct GameSummary {
     /// Whether the first engine had White.
     pub first_is_white: bool,
     /// The result.
-    pub outcome: Outcome,
+    pub outcome: GameResult,
     /// How it ended.
     pub termination: Termination,
 }
 
 impl GameSummary {
     /// The first engine's result.
-    pub fn first_result(&self) -> GameResult {
+    pub fn first_result(&self) -> sprt::GameResult {
         let color = if self.first_is_white {
             Color::White
         } else {
             Color::Black
         };
         match self.outcome.half_points(color) {
-            2 => GameResult::Win,
-            1 => GameResult::Draw,
-            _ => GameResult::Loss,
+            2 => sprt::GameResult::Win,
+            1 => sprt::GameResult::Draw,
+            _ => sprt::GameResult::Loss,
         }
     }
 
     /// Index (0 = first engine, 1 = second) of the engine that lost, if any.
     pub fn loser(&self) -> Option<usize> {
         match self.first_result() {
-            GameResult::Win => Some(1),
-            GameResult::Loss => Some(0),
-            GameResult::Draw => None,
+            sprt::GameResult::Win => Some(1),
+            sprt::GameResult::Loss => Some(0),
+            sprt::GameResult::Draw => None,
         }
     }
 }
@@ -101,17 +101,17 @@ mod tests {
         let mut t = Tally::default();
         let win_as_white = GameSummary {
             first_is_white: true,
-            outcome: Outcome::WhiteWins,
+            outcome: GameResult::WhiteWins,
             termination: Termination::Checkmate,
         };
         let draw_as_black = GameSummary {
             first_is_white: false,
-            outcome: Outcome::Draw,
+            outcome: GameResult::Draw,
             termination: Termination::Repetition,
         };
         let crash_loss = GameSummary {
             first_is_white: false,
-            outcome: Outcome::BlackWins,
+            outcome: GameResult::BlackWins,
             termination: Termination::Crash,
         };
         t.add_pair([win_as_white, draw_as_black]);

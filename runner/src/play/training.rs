@@ -9,17 +9,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use data::book::Book;
-use data::rng::{mix_seed, SplitMix64};
 use data::training::dfrc::{dfrc_position_from_index, DFRC_POSITIONS};
-use data::training::{white_score, ScoredMove, TrainingGame, Wdl};
+use data::training::{white_score, ScoredMove, TrainingGame};
 use engine::position::Position;
+use engine::rng::{mix_seed, SplitMix64};
 use engine::search::Limits;
 use engine::types::Move;
 
 use crate::engines::player::{BuiltinPlayer, MoveRequest, Player};
 use crate::engines::variant::Variant;
 use crate::play::adjudication::{TrainingAdjudicator, TrainingRules};
-use crate::play::game::{play_game, rules_verdict, GameSetup, Outcome, Seats, Termination};
+use crate::play::game::{play_game, rules_verdict, GameSetup, Seats, Termination};
 use crate::play::ordered::Worker;
 
 /// Where the random plies start.
@@ -175,11 +175,7 @@ pub fn play_training_game(
         search_time += m.time;
         side = !side;
     }
-    let result = match game.outcome {
-        Outcome::WhiteWins => Wdl::WhiteWins,
-        Outcome::BlackWins => Wdl::BlackWins,
-        Outcome::Draw => Wdl::Draw,
-    };
+    let result = game.outcome;
     Ok(Some(Played {
         game: TrainingGame {
             start,

@@ -12,43 +12,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
 use engine::params::Params;
+use engine::types::Color;
 use rayon::prelude::*;
+use sprt::Trinomial;
 
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::variant::Variant;
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::{Adjudication, MatchAdjudicator};
-use crate::play::game::{play_game, GameSetup, Outcome, Seats};
-
-/// Wins, draws and losses of the dev engine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Score {
-    /// Games dev won.
-    pub wins: u64,
-    /// Games drawn.
-    pub draws: u64,
-    /// Games dev lost.
-    pub losses: u64,
-}
-
-impl Score {
-    /// `W − L`.
-    pub fn balance(&self) -> i64 {
-        self.wins as i64 - self.losses as i64
-    }
-
-    /// Games counted.
-    pub fn games(&self) -> u64 {
-        self.wins + self.draws + self.losses
-    }
-
-    /// Adds another score.
-    pub fn add(&mut self, other: Score) {
-        self.wins += other.wins;
-        self.draws += other.draws;
-        self.losses += other.losses;
-    }
-}
+use crate::play::game::{play_game, GameSetup, Seats};
 
 /// A pool of workers, each with a dev and a base searcher.
 pub struct SelfPlay {
@@ -97,7 +69,8 @@ impl SelfPlay {
 
     /// Plays pairs `pairs` (global pair indices: pair k plays opening k, once per colour)
     /// between `dev` and `base`, in parallel. `on_game` is called (on worker threads) after
-    /// each game. Returns `None` if `abort` was raised before all games finished.
+    /// each game. Returns dev's wins, draws and losses, or `None` if `abort` was raised
+    /// before all games finished.
     pub fn play(
         &self,
         pairs: std::ops::Range<u64>,
@@ -105,18 +78,15 @@ impl SelfPlay {
         base: &Params,
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
-    ) -> Option<Score> {
+    ) -> Option<Trinomial> {
         self.pool.install(|| {
-            let scores: Option<Vec<Score>> = pairs
+            let tallies: Option<Vec<Trinomial>> = pairs
                 .into_par_iter()
                 .map(|k| self.play_pair(k, dev, base, abort, on_game))
                 .collect();
-            scores.map(|v| {
-                let mut total = Score::default();
-                for s in v {
-                    total.add(s);
-                }
-                total
+            tallies.map(|v| {
+                v.into_iter()
+                    .fold(Trinomial::default(), |total, t| total + t)
             })
         })
     }
@@ -128,7 +98,7 @@ impl SelfPlay {
         base: &Params,
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
-    ) -> Option<Score> {
+    ) -> Option<Trinomial> {
         let index = rayon::current_thread_index().unwrap_or(0) % self.players.len();
         let mut slot = self.players[index]
             .lock()
@@ -139,7 +109,7 @@ impl SelfPlay {
         let opening = self.book.opening(k);
         let limits = &self.variant.limits;
         let margin = self.variant.time_margin;
-        let mut score = Score::default();
+        let mut tally = Trinomial::default();
         let [dev_player, base_player] = players;
         for dev_is_white in [true, false] {
             let setup = GameSetup {
@@ -157,17 +127,17 @@ impl SelfPlay {
             let mut adjudicator = MatchAdjudicator::new(&self.adjudication);
             let game = play_game(Seats::Two(seats), &setup, &mut adjudicator, abort)?;
             on_game();
-            let dev_won = match game.outcome {
-                Outcome::Draw => None,
-                Outcome::WhiteWins => Some(dev_is_white),
-                Outcome::BlackWins => Some(!dev_is_white),
+            let dev = if dev_is_white {
+                Color::White
+            } else {
+                Color::Black
             };
-            match dev_won {
-                None => score.draws += 1,
-                Some(true) => score.wins += 1,
-                Some(false) => score.losses += 1,
-            }
+            tally.record(match game.outcome.half_points(dev) {
+                2 => sprt::GameResult::Win,
+                1 => sprt::GameResult::Draw,
+                _ => sprt::GameResult::Loss,
+            });
         }
-        Some(score)
+        Some(tally)
     }
 }

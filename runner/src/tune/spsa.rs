@@ -12,7 +12,7 @@
 //! The random numbers of iteration `k` come from a generator seeded with `(seed, k)`, so a
 //! run resumed at iteration `k` continues exactly as the uninterrupted run would have.
 
-use data::rng::{mix_seed, SplitMix64};
+use engine::rng::{mix_seed, SplitMix64};
 
 use super::gains::Gains;
 use super::spsa_params::SpsaParam;

@@ -282,13 +282,14 @@ mod tests {
 
     #[test]
     fn viriformat_games_are_filtered_like_the_text_format() {
-        use data::training::{ScoredMove, TrainingGame, Wdl};
+        use data::training::{ScoredMove, TrainingGame};
+        use engine::types::GameResult;
         // 20 quiet king moves from ply 30 on: all kept; a game starting at ply 2: none kept
         // before ply 16.
         let mut bytes = Vec::new();
         for (fen, result) in [
-            ("4k3/8/8/8/8/8/8/R3K3 w - - 0 16", Wdl::WhiteWins),
-            ("4k3/8/8/8/8/8/8/R3K3 w - - 0 2", Wdl::Draw),
+            ("4k3/8/8/8/8/8/8/R3K3 w - - 0 16", GameResult::WhiteWins),
+            ("4k3/8/8/8/8/8/8/R3K3 w - - 0 2", GameResult::Draw),
         ] {
             let start = Position::from_fen(fen).unwrap();
             let mut pos = start.clone();

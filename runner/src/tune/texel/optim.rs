@@ -13,7 +13,7 @@
 //! Sums over positions are taken over fixed chunks in parallel and added in chunk order, so
 //! the result is the same for any number of threads.
 
-use data::rng::{mix_seed, SplitMix64};
+use engine::rng::{mix_seed, SplitMix64};
 use rayon::prelude::*;
 
 use super::dataset::{sigmoid, Dataset, LN10_400};

@@ -2,10 +2,10 @@
 //! predicted score of the default weights, must lead a tuner started from perturbed weights
 //! back to the default evaluation.
 
-use data::rng::SplitMix64;
 use engine::eval::trace;
 use engine::params::{specs, Params};
 use engine::position::Position;
+use engine::rng::SplitMix64;
 
 use super::dataset::{self, Dataset};
 use super::optim::{self, Next, TrainOptions};
