@@ -271,6 +271,21 @@ fn cut(path: &Path, len: u64) -> Result<u64, String> {
     Ok(old.saturating_sub(len))
 }
 
+/// Complete games that every file of `format` at `path` holds: the games a resume keeps
+/// (at most; [`TrainingWriter::open`] may be asked to keep fewer). Reads, never changes,
+/// the files; missing files hold none.
+pub fn complete_games(path: &Path, format: Format) -> Result<u64, String> {
+    let paths = format.paths(path);
+    let mut games = u64::MAX;
+    if let Some(p) = &paths.viriformat {
+        games = games.min(scan_viriformat(p)?.ends.len() as u64);
+    }
+    if let (Some(t), Some(i)) = (&paths.text, &paths.index) {
+        games = games.min(scan_text(t, i)?.ends.len() as u64);
+    }
+    Ok(games)
+}
+
 impl TrainingWriter {
     /// Opens the files of `format` at `path`.
     ///
