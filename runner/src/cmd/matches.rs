@@ -1,7 +1,7 @@
 //! `spar match` and `spar sprt`: parallel self-play between two engine variants.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -92,7 +92,6 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
 /// Runs `spar match` (`is_sprt = false`) or `spar sprt`.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     let started = Instant::now();
-    let (plan, mut run) = plan(&args, is_sprt)?;
     let quiet = args.run.quiet;
     let dump_spec = args
         .files
@@ -101,7 +100,9 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         .map(parse_spec)
         .transpose()
         .map_err(CliError::usage)?;
-    check_paths(&args, &plan, dump_spec.as_ref())?;
+    // Before the plan: building it reads the engines' parameter files and the book.
+    check_paths(&args, dump_spec.as_ref())?;
+    let (plan, mut run) = plan(&args, is_sprt)?;
     let fields = record_fields(&plan, args.files.pgnout.is_some(), dump_spec.as_ref());
     let stored = match &args.files.results {
         Some(r) if args.files.resume && has_rows(r) => {
@@ -290,12 +291,13 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
 
 /// Every file the match reads or writes: no output is another input or output, and every
 /// output can be written, before any game.
-fn check_paths(args: &MatchArgs, plan: &MatchPlan, dump: Option<&DumpSpec>) -> CliResult {
+fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     let mut check = PathCheck::new();
-    for e in &plan.engines {
-        check.engine_words(&e.words);
+    for words in &args.engines.engines {
+        check.engine_words(words);
     }
-    check.book_words(plan.book.as_deref());
+    check.engine_words(&args.engines.each);
+    check.book_words(args.book.book.as_deref());
     let f = &args.files;
     if let Some(r) = &f.results {
         check.output("--results", r);
@@ -320,7 +322,7 @@ fn check_paths(args: &MatchArgs, plan: &MatchPlan, dump: Option<&DumpSpec>) -> C
 }
 
 /// Whether a results file holds anything (a resume with nothing to resume is a new run).
-fn has_rows(path: &std::path::Path) -> bool {
+fn has_rows(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
@@ -371,7 +373,7 @@ fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).expect("plan parts are json")
 }
 
-fn write_json(path: &PathBuf, report: &serde_json::Value) -> CliResult {
+fn write_json(path: &Path, report: &serde_json::Value) -> CliResult {
     let text = serde_json::to_string_pretty(report).expect("json") + "\n";
     write_atomically(path, &text)
         .map_err(|e| CliError::failure(format!("cannot write --json {}: {e}", path.display())))

@@ -94,6 +94,21 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(csv) = &args.plot {
         return run_plot(csv, args.svg.as_deref());
     }
+    // Before anything is read.
+    let mut check = PathCheck::new();
+    if let Some(p) = &args.params {
+        check.input("--params", p);
+    }
+    check.engine_words(&args.each);
+    check.book_words(args.book.book.as_deref());
+    if let Some(c) = &args.csv {
+        check.output("--csv", c);
+        check.output("--csv record", run_record::path_for(c));
+    }
+    if let Some(o) = &args.out {
+        check.output("--out", o);
+    }
+    check.check()?;
     let started = Instant::now();
     let mut params: Vec<SpsaParam> = match &args.params {
         Some(path) => spsa_params::load(path).map_err(CliError::usage)?,
@@ -140,20 +155,6 @@ pub fn run(args: TuneArgs) -> CliResult {
         recover_by_default: false,
         sprt: None,
     })?;
-    let mut check = PathCheck::new();
-    if let Some(p) = &args.params {
-        check.input("--params", p);
-    }
-    check.engine_words(&plan.engines[0].words);
-    check.book_words(plan.book.as_deref());
-    if let Some(c) = &args.csv {
-        check.output("--csv", c);
-        check.output("--csv record", run_record::path_for(c));
-    }
-    if let Some(o) = &args.out {
-        check.output("--out", o);
-    }
-    check.check()?;
     let fields = {
         let params: Vec<String> = params
             .iter()

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use data::pgn::{self, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use data::results::{ResultRow, ResultsWriter};
-use data::training::files::complete_games;
+use data::training::files::{complete_games, cut_to_games};
 use engine::search::Score;
 
 use crate::engines::variant::Variant;
@@ -122,13 +122,28 @@ impl MatchFiles {
                 pgn_games = Some(ends);
             }
         }
+        let mut dump_spec = None;
         if let (true, Some(words)) = (o.resume, o.dump) {
             let spec = parse_spec(words)?;
             let held = complete_games(&spec.path, spec.format)
                 .map_err(|e| format!("--dump-positions: {e}"))?;
+            // A kill leaves the dump at most a pair ahead of the results file.
+            if held > 2 * committed + 2 {
+                return Err(format!(
+                    "--resume: --dump-positions {} holds {held} games but the results file only {}: \
+                     they are not the same run's files (give a new --dump-positions file)",
+                    spec.path.display(),
+                    2 * committed
+                ));
+            }
             pairs = pairs.min(held / 2);
+            dump_spec = Some(spec);
         }
-        // The dump first: it refuses (and changes nothing) when it holds too many games.
+        // Nothing has been changed so far; from here on the files are cut back to `pairs`.
+        if let Some(spec) = &dump_spec {
+            cut_to_games(&spec.path, spec.format, 2 * pairs)
+                .map_err(|e| format!("--dump-positions: {e}"))?;
+        }
         let dump = PositionDump::open(o.dump, o.resume, 2 * pairs, o.quiet)?;
         if let Some(path) = o.results {
             if pairs < committed {

@@ -206,10 +206,12 @@ fn check_output(flag: &str, path: &Path) -> CliResult {
                 dir.display()
             )))
         }
-        Err(_) => return Err(CliError::usage(format!(
+        Err(_) => {
+            return Err(CliError::usage(format!(
             "{flag} {shown}: the directory {} does not exist: create it first or give another path",
             dir.display()
-        ))),
+        )))
+        }
     }
     // Files are replaced through a temporary file next to them, and appended files are
     // rewritten that way on --resume: the directory must take new files.
