@@ -11,14 +11,17 @@ use std::io::BufReader;
 use std::path::Path;
 
 use data::book::{parse_epd, parse_pgn, BookOptions};
-use data::pgn::{format_game, read_games, GameRecord, GameResult, MoveInfo, MoveRecord, Score};
+use data::pgn::{format_game, read_games, result_text, GameRecord, MoveInfo, MoveRecord};
 use data::results::{parse_results, read_results, ResultRow, ResultsWriter};
 use data::text::{read_all, LineReader};
 use data::training::text::{format_line, parse_line, TextReader};
+use data::training::viriformat::result_from_wdl_byte;
 use data::training::viriformat::{decode_game, encode_game, GameReader};
-use data::training::{ScoredMove, TrainingGame, Wdl};
+use data::training::{ScoredMove, TrainingGame};
 use engine::params::Params;
 use engine::position::Position;
+use engine::search::Score;
+use engine::types::GameResult;
 use proptest::prelude::*;
 
 /// The number of cases per property: `PROPTEST_CASES` if set, else `default`.
@@ -107,10 +110,10 @@ fn record(
         white: names.0,
         black: names.1,
         result: [
-            GameResult::WhiteWins,
-            GameResult::BlackWins,
-            GameResult::Draw,
-            GameResult::Unfinished,
+            Some(GameResult::WhiteWins),
+            Some(GameResult::BlackWins),
+            Some(GameResult::Draw),
+            None,
         ][r as usize % 4],
         start_fen: start.to_fen(),
         chess960,
@@ -219,7 +222,7 @@ proptest! {
         let shown = |n: &str| if n.trim().is_empty() { "?".to_string() } else { n.to_string() };
         prop_assert_eq!(g.tag("White").map(str::to_string), Some(shown(&game.white)));
         prop_assert_eq!(g.tag("Black").map(str::to_string), Some(shown(&game.black)));
-        prop_assert_eq!(g.result.as_deref(), Some(game.result.as_str()));
+        prop_assert_eq!(g.result.as_deref(), Some(result_text(game.result)));
         let (from, read) = g.replay(None).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
         prop_assert_eq!(&read, &moves, "{}", text);
         prop_assert_eq!(from.to_fen(), start.to_fen());
@@ -290,7 +293,7 @@ proptest! {
                 .zip(&scores)
                 .map(|(&mv, &score)| ScoredMove { mv, score })
                 .collect(),
-            result: Wdl::from_byte(result).unwrap(),
+            result: result_from_wdl_byte(result).unwrap(),
         };
         let mut bytes = Vec::new();
         encode_game(&game, &mut bytes);
@@ -333,7 +336,7 @@ proptest! {
         for m in moves {
             pos.play_mut(m);
         }
-        let result = Wdl::from_byte(result).unwrap();
+        let result = result_from_wdl_byte(result).unwrap();
         let line = format_line(&pos, score, result);
         let back = parse_line(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
         prop_assert_eq!(back.score, score);

@@ -271,6 +271,48 @@ fn cut(path: &Path, len: u64) -> Result<u64, String> {
     Ok(old.saturating_sub(len))
 }
 
+/// Complete games that every file of `format` at `path` holds: the games a resume keeps
+/// (at most; [`TrainingWriter::open`] may be asked to keep fewer). Reads, never changes,
+/// the files; missing files hold none.
+pub fn complete_games(path: &Path, format: Format) -> Result<u64, String> {
+    let paths = format.paths(path);
+    let mut games = u64::MAX;
+    if let Some(p) = &paths.viriformat {
+        games = games.min(scan_viriformat(p)?.ends.len() as u64);
+    }
+    if let (Some(t), Some(i)) = (&paths.text, &paths.index) {
+        games = games.min(scan_text(t, i)?.ends.len() as u64);
+    }
+    Ok(games)
+}
+
+/// Cuts the files of `format` at `path` back to their first `games` complete games, however
+/// many more they hold (the caller has checked that they belong to its run; a match cuts
+/// its dump back to the pairs its results file and PGN hold). Files holding no more than
+/// `games` are left alone.
+pub fn cut_to_games(path: &Path, format: Format, games: u64) -> Result<(), String> {
+    let paths = format.paths(path);
+    if let Some(p) = &paths.viriformat {
+        let s = scan_viriformat(p)?;
+        if (s.ends.len() as u64) >= games && s.len > 0 {
+            cut(p, s.at(games).0)?;
+        }
+    }
+    if let (Some(t), Some(i)) = (&paths.text, &paths.index) {
+        let s = scan_text(t, i)?;
+        if (s.ends.len() as u64) >= games {
+            if s.len > 0 {
+                cut(t, s.at(games).0)?;
+            }
+            if std::fs::metadata(i).is_ok() {
+                let len = index_prefix_len(i, games)?;
+                cut(i, len)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl TrainingWriter {
     /// Opens the files of `format` at `path`.
     ///

@@ -20,6 +20,9 @@ use data::training::inspect::{self, FileKind};
 use crate::cli::{BookArgs, EngineArgs, RunArgs};
 use crate::engines::player::BuiltinPlayer;
 use crate::error::{CliError, CliResult};
+use crate::files::kill_point;
+use crate::files::paths::PathCheck;
+use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::adjudication::{Adjudication, TrainingRules};
@@ -184,6 +187,19 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     if args.hash == 0 {
         return Err(CliError::usage("--hash must be at least 1 MiB"));
     }
+    let mut check = PathCheck::new();
+    if let Some(book) = &args.book {
+        check.input("--book", book);
+    }
+    let paths = format.paths(&out);
+    for p in [paths.viriformat, paths.text, paths.index]
+        .into_iter()
+        .flatten()
+    {
+        check.output("--out", p);
+    }
+    check.output("--out record", run_record::path_for(&out));
+    check.check()?;
     // The one run plan: a single builtin engine playing itself at the node limit.
     let engines = EngineArgs {
         engines: Vec::new(),
@@ -278,12 +294,59 @@ fn unit(format: Format) -> &'static str {
     }
 }
 
+/// What defines a datagen run for `--resume` (not the target, the concurrency or --quiet).
+fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
+    let f = &plan.filter;
+    vec![
+        Field::new("nodes", "--nodes", args.nodes.into()),
+        Field::new("seed", "--seed", plan.game.seed.into()),
+        Field::new("random-plies", "--random-plies", args.random_plies.into()),
+        Field::new(
+            "opening-limit",
+            "--opening-limit",
+            args.opening_limit.into(),
+        ),
+        Field::new(
+            "book",
+            "--book",
+            args.book.as_ref().map(|b| b.display().to_string()).into(),
+        ),
+        Field::new("dfrc", "--dfrc", args.dfrc.into()),
+        Field::new("format", "--format", plan.format.name().into()),
+        Field::new("min-ply", "--min-ply", f.min_ply.into()),
+        Field::new("max-score", "--max-score", f.max_score.into()),
+        Field::new("keep-check", "--keep-check", (!f.skip_in_check).into()),
+        Field::new(
+            "keep-tactical",
+            "--keep-tactical",
+            (!f.skip_tactical).into(),
+        ),
+        Field::new("hash", "--hash", args.hash.into()),
+    ]
+}
+
 fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
     let started = Instant::now();
     let quiet = args.run.quiet;
+    let fields = record_fields(args, plan);
+    let paths = plan.format.paths(&plan.out);
+    let has_games = [&paths.viriformat, &paths.text]
+        .into_iter()
+        .flatten()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
+    if args.resume && has_games {
+        run_record::check_resume("--out", &plan.out, &fields, quiet)?;
+    }
     let (mut writer, resumed) =
         TrainingWriter::open(&plan.out, plan.format, plan.filter, args.resume, None)
             .map_err(CliError::usage)?;
+    run_record::write(
+        "--out",
+        &plan.out,
+        "datagen",
+        &fields,
+        serde_json::Map::new(),
+    )?;
     let mut counts = Counts {
         games: resumed.games,
         positions: resumed.positions,
@@ -350,6 +413,7 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
                 let t0 = Instant::now();
                 match writer.write_game(&played.game) {
                     Ok((positions, lines)) => {
+                        kill_point::record_written();
                         counts.games += 1;
                         counts.positions += positions;
                         counts.lines += lines;

@@ -13,8 +13,10 @@ use crate::cli::{
 use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
-use crate::files::match_files::MatchFiles;
-use crate::files::position_dump::PositionDump;
+use crate::files::match_files::{MatchFiles, OpenFiles};
+use crate::files::paths::PathCheck;
+use crate::files::position_dump::{parse_spec, DumpSpec};
+use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest, Run};
 use crate::play::game::Termination;
@@ -90,21 +92,51 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
 /// Runs `spar match` (`is_sprt = false`) or `spar sprt`.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     let started = Instant::now();
-    let (plan, mut run) = plan(&args, is_sprt)?;
     let quiet = args.run.quiet;
+    let dump_spec = args
+        .files
+        .dump_positions
+        .as_deref()
+        .map(parse_spec)
+        .transpose()
+        .map_err(CliError::usage)?;
+    // Before the plan: building it reads the engines' parameter files and the book.
+    check_paths(&args, dump_spec.as_ref())?;
+    let (plan, mut run) = plan(&args, is_sprt)?;
+    let fields = record_fields(&plan, args.files.pgnout.is_some(), dump_spec.as_ref());
+    let stored = match &args.files.results {
+        Some(r) if args.files.resume && has_rows(r) => {
+            run_record::check_resume("--results", r, &fields, quiet)?
+        }
+        _ => None,
+    };
     // Build variants compile spar first; from then on they are external UCI engines.
     run.build_variants(quiet)?;
     let variants = run.seats();
     let names = [variants[0].name.as_str(), variants[1].name.as_str()];
 
     let command_line: Vec<String> = std::env::args().collect();
-    let mut files = MatchFiles::open(
-        args.files.pgnout.as_deref(),
-        args.files.results.as_deref(),
-        args.files.resume,
+    let mut files = MatchFiles::open(&OpenFiles {
+        pgn: args.files.pgnout.as_deref(),
+        results: args.files.results.as_deref(),
+        dump: args.files.dump_positions.as_deref(),
+        resume: args.files.resume,
         names,
-    )
+        pgn_start: stored
+            .as_ref()
+            .and_then(|s| s.get("pgn_start"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
+        quiet,
+    })
     .map_err(CliError::usage)?;
+    if let Some(r) = &args.files.results {
+        let mut extra = serde_json::Map::new();
+        extra.insert("pgn_start".into(), files.pgn_start().into());
+        extra.insert("plan".into(), json(&plan));
+        let command = if is_sprt { "sprt" } else { "match" };
+        run_record::write("--results", r, command, &fields, extra)?;
+    }
 
     let mut tally = Tally::default();
     let resumed = files.resumed_pairs();
@@ -112,13 +144,6 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         tally.add_pair(p.games);
     }
     let first_pair = resumed.len() as u64;
-    let mut dump = PositionDump::open(
-        args.files.dump_positions.as_deref(),
-        args.files.resume,
-        2 * first_pair,
-        quiet,
-    )
-    .map_err(CliError::usage)?;
     if !quiet && first_pair > 0 {
         eprintln!(
             "Resuming after {first_pair} finished pairs ({} games) from the results file",
@@ -192,9 +217,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             &schedule,
             || progress.inc(),
             |pair: PairOutcome| {
-                let written = dump
-                    .write_pair(&pair)
-                    .and_then(|()| files.write_pair(&pair, &variants, &run.book));
+                let written = files.write_pair(&pair, &variants, &run.book);
                 if let Err(e) = written {
                     *failure.borrow_mut() = Some(CliError::failure(e));
                     return Control::Stop;
@@ -264,6 +287,90 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         None if interrupted => Err(CliError::interrupted()),
         None => Ok(()),
     }
+}
+
+/// Every file the match reads or writes: no output is another input or output, and every
+/// output can be written, before any game.
+fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
+    let mut check = PathCheck::new();
+    for words in &args.engines.engines {
+        check.engine_words(words);
+    }
+    check.engine_words(&args.engines.each);
+    check.book_words(args.book.book.as_deref());
+    let f = &args.files;
+    if let Some(r) = &f.results {
+        check.output("--results", r);
+        check.output("--results record", run_record::path_for(r));
+    }
+    if let Some(p) = &f.pgnout {
+        check.output("--pgnout", p);
+    }
+    if let Some(d) = dump {
+        let paths = d.format.paths(&d.path);
+        for p in [paths.viriformat, paths.text, paths.index]
+            .into_iter()
+            .flatten()
+        {
+            check.output("--dump-positions", p);
+        }
+    }
+    if let Some(j) = &f.json {
+        check.output("--json", j);
+    }
+    check.check()
+}
+
+/// Whether a results file holds anything (a resume with nothing to resume is a new run).
+fn has_rows(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
+/// What defines a match for `--resume`: the engines, seed, book, adjudication and SPRT of
+/// the plan, and which files it writes (not the concurrency, the number of games or the
+/// failure policy, which may change between sessions).
+fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
+    let mut fields: Vec<Field> = plan
+        .engines
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Field::new(&format!("engine {}", i + 1), "--engine", json(&e.words)))
+        .collect();
+    fields.push(Field::new("seed", "--seed", plan.seed.into()));
+    fields.push(Field::new("book", "--book", json(&plan.book)));
+    fields.push(Field::new(
+        "adjudication",
+        "--resign/--draw/--maxmoves",
+        json(&plan.adjudication),
+    ));
+    fields.push(Field::new(
+        "sprt",
+        "--elo0/--elo1/--alpha/--beta/--model",
+        json(&plan.sprt),
+    ));
+    fields.push(Field::new("pgnout", "--pgnout", pgnout.into()));
+    let dump = dump.map(|d| {
+        let f = &d.filter;
+        format!(
+            "format={} min-ply={} max-score={} keep-check={} keep-tactical={}",
+            d.format.name(),
+            f.min_ply,
+            f.max_score,
+            !f.skip_in_check,
+            !f.skip_tactical
+        )
+    });
+    fields.push(Field::new(
+        "dump-positions",
+        "--dump-positions",
+        json(&dump),
+    ));
+    fields
+}
+
+/// A part of the plan as JSON.
+fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("plan parts are json")
 }
 
 fn write_json(path: &Path, report: &serde_json::Value) -> CliResult {

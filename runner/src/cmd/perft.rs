@@ -1,6 +1,6 @@
 //! `spar perft`: leaf counts of the legal move tree, for one position or a whole suite.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use engine::perft::{divide, parse_suite_line, perft};
@@ -73,7 +73,7 @@ fn run_single(fen: &str, depth: u32, show_divide: bool) -> CliResult {
     stdout::print(&text)
 }
 
-fn run_suite(path: &PathBuf, max_depth: u32) -> CliResult {
+fn run_suite(path: &Path, max_depth: u32) -> CliResult {
     let text = data::text::read_whole(path).map_err(|e| CliError::usage(format!("--suite {e}")))?;
     // Parse everything first: a malformed line is an input error, reported before any work.
     let mut entries = Vec::new();

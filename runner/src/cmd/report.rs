@@ -11,12 +11,14 @@ use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::uci::UciPlayer;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
+use crate::files::paths::PathCheck;
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::schedule::{self, Control, Schedule};
 use crate::progress::Progress;
 use crate::report::stats::{StatsFile, VariantStats};
 use crate::report::{self, terminal, tracked::TrackedPlayer};
+use crate::stdout;
 
 /// Set in the environment of the track-enabled spar that a default build runs in its place.
 const CHILD_ENV: &str = "SPAR_REPORT_TRACK_CHILD";
@@ -67,7 +69,23 @@ pub struct ReportArgs {
 
 /// Runs `spar report`.
 pub fn run(args: ReportArgs) -> CliResult {
-    // An output directory that cannot be made is found out before any game is played.
+    // Inputs and outputs are checked, and an output directory that cannot be made is found
+    // out, before any game is played.
+    let mut check = PathCheck::new();
+    for f in &args.from {
+        check.input("--from", f);
+    }
+    for words in &args.engines.engines {
+        check.engine_words(words);
+    }
+    check.engine_words(&args.engines.each);
+    check.book_words(args.book.book.as_deref());
+    if let Some(dir) = &args.out {
+        for name in report::FILES {
+            check.output("--out", dir.join(name));
+        }
+    }
+    check.collisions()?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::usage(format!(
@@ -76,6 +94,7 @@ pub fn run(args: ReportArgs) -> CliResult {
             ))
         })?;
     }
+    check.writable()?;
     match (args.from.is_empty(), args.engines.engines.is_empty()) {
         (false, false) => Err(CliError::usage(
             "give --engine to play games or --from to report saved statistics, not both",
@@ -87,7 +106,7 @@ pub fn run(args: ReportArgs) -> CliResult {
 
 /// Prints the terminal report and writes the files.
 fn output(variants: Vec<VariantStats>, out: Option<&Path>, title: &str) -> CliResult {
-    print!("{}", terminal::render(&variants));
+    let printed = stdout::print(&terminal::render(&variants));
     if let Some(dir) = out {
         let file = StatsFile::new(variants);
         report::write_files(dir, &file, title).map_err(CliError::failure)?;
@@ -96,7 +115,7 @@ fn output(variants: Vec<VariantStats>, out: Option<&Path>, title: &str) -> CliRe
             dir.display()
         );
     }
-    Ok(())
+    printed
 }
 
 fn from_files(args: &ReportArgs) -> CliResult {

@@ -10,6 +10,8 @@ use engine::params::{specs, Params};
 use crate::engines::variant::load_params_file;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::paths::PathCheck;
+use crate::stdout;
 use crate::tune::report;
 use crate::tune::texel::dataset::Dataset;
 use crate::tune::texel::load;
@@ -138,12 +140,27 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         .rust
         .clone()
         .unwrap_or_else(|| args.out.with_extension("rs"));
-    if rust_path == args.out {
-        return Err(CliError::usage(format!(
-            "--rust {} is the same file as --out; give another name",
-            rust_path.display()
-        )));
+    let mut check = PathCheck::new();
+    for d in &args.data {
+        check.input("--data", d);
     }
+    if let Some(p) = &args.params {
+        check.input("--params", p);
+    }
+    check
+        .output("--out", &args.out)
+        .output("--rust", &rust_path);
+    check.check()?;
+    // Standard output gone (`| head`): the epochs go on and the weights are written; the
+    // error is returned at the end.
+    let mut print_error: Option<CliError> = None;
+    let mut say = |text: String| {
+        if print_error.is_none() {
+            if let Err(e) = stdout::print(&(text + "\n")) {
+                print_error = Some(e);
+            }
+        }
+    };
 
     let t0 = Instant::now();
     let mut data = Dataset::new();
@@ -180,11 +197,11 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     let held_note = validation
         .as_ref()
         .map_or(String::new(), |v| format!(" (+{} held out)", v.len()));
-    println!(
+    say(format!(
         "Positions: {}{held_note}  (loaded in {:.1} s)  K = {k:.4}  Error = {e0:.6} (start weights)",
         data.len(),
         t0.elapsed().as_secs_f64()
-    );
+    ));
 
     let tuned: Vec<bool> = specs().iter().map(|s| s.eval).collect();
     let bounds: Vec<(f64, f64)> = specs()
@@ -210,12 +227,14 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     let on_epoch = |epoch: u32, error: f64, rate: f64, w: &[f64]| {
         epochs_done = epoch;
         match &validation {
-            None => println!("Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}"),
+            None => say(format!(
+                "Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}"
+            )),
             Some(v) => {
                 let held_out = optim::error(v, w, k);
-                println!(
+                say(format!(
                     "Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}  Validation = {held_out:.6}"
-                );
+                ));
                 if !matches!(&best, Some(b) if b.0 <= held_out) {
                     best = Some((held_out, epoch, w.to_vec()));
                 }
@@ -242,17 +261,19 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         return Err(e);
     }
     if let Some((_, epoch, weights)) = &best {
-        println!("Keeping the weights of epoch {epoch} (lowest validation error)");
+        say(format!(
+            "Keeping the weights of epoch {epoch} (lowest validation error)"
+        ));
         w = weights.clone();
     }
     let tuned_params = write_outputs(&start, &w, &args.out, &rust_path)?;
     let e1 = optim::error_exact(&data, tuned_params.values(), k);
     if let Some(v) = &validation {
-        println!(
+        say(format!(
             "Validation error {:.6} (engine evaluation, rounded weights; start {:.6})",
             optim::error_exact(v, tuned_params.values(), k),
             optim::error_exact(v, &values, k)
-        );
+        ));
     }
     let changed = tuned_params
         .values()
@@ -260,15 +281,22 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         .zip(&values)
         .filter(|(a, b)| a != b)
         .count();
-    println!(
+    say(format!(
         "Final error {e1:.6} (engine evaluation, rounded weights; start {e0:.6}); {changed} weights changed; {:.1} s",
         t0.elapsed().as_secs_f64()
-    );
-    println!("Wrote {} and {}", args.out.display(), rust_path.display());
-    println!(
+    ));
+    say(format!(
+        "Wrote {} and {}",
+        args.out.display(),
+        rust_path.display()
+    ));
+    say(format!(
         "Check it: spar sprt --engine name=tuned params={} --engine name=base --each nodes=5000 --elo0 0 --elo1 5",
         args.out.display()
-    );
+    ));
+    if let Some(e) = print_error {
+        return Err(e);
+    }
     if abort.load(Ordering::SeqCst) {
         return Err(CliError {
             message: format!(

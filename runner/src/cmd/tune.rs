@@ -11,9 +11,13 @@ use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
 use crate::engines::variant::Source;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::kill_point;
+use crate::files::paths::PathCheck;
+use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::progress::Progress;
+use crate::stdout;
 use crate::tune::gains::Gains;
 use crate::tune::selfplay::SelfPlay;
 use crate::tune::spsa::Spsa;
@@ -90,6 +94,21 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(csv) = &args.plot {
         return run_plot(csv, args.svg.as_deref());
     }
+    // Before anything is read.
+    let mut check = PathCheck::new();
+    if let Some(p) = &args.params {
+        check.input("--params", p);
+    }
+    check.engine_words(&args.each);
+    check.book_words(args.book.book.as_deref());
+    if let Some(c) = &args.csv {
+        check.output("--csv", c);
+        check.output("--csv record", run_record::path_for(c));
+    }
+    if let Some(o) = &args.out {
+        check.output("--out", o);
+    }
+    check.check()?;
     let started = Instant::now();
     let mut params: Vec<SpsaParam> = match &args.params {
         Some(path) => spsa_params::load(path).map_err(CliError::usage)?,
@@ -136,6 +155,37 @@ pub fn run(args: TuneArgs) -> CliResult {
         recover_by_default: false,
         sprt: None,
     })?;
+    let fields = {
+        let params: Vec<String> = params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} {} {} {} {}",
+                    p.name, p.start, p.min, p.max, p.c_end, p.r_end
+                )
+            })
+            .collect();
+        vec![
+            Field::new("params", "--params/--param", params.into()),
+            Field::new("iterations", "--iterations", args.iterations.into()),
+            Field::new(
+                "pairs-per-iteration",
+                "--pairs-per-iteration",
+                pairs_per.into(),
+            ),
+            Field::new("alpha", "--alpha", args.alpha.into()),
+            Field::new("gamma", "--gamma", args.gamma.into()),
+            Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
+            Field::new("seed", "--seed", plan.seed.into()),
+            Field::new("each", "--each", plan.engines[0].words.clone().into()),
+            Field::new("book", "--book", plan.book.clone().into()),
+            Field::new(
+                "adjudication",
+                "--resign/--draw/--maxmoves",
+                serde_json::to_value(plan.adjudication).expect("json"),
+            ),
+        ]
+    };
     let variant = run.variants[0].clone();
     if variant.source != Source::Builtin {
         return Err(CliError::usage(
@@ -159,6 +209,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     let mut csv = None;
     if let Some(path) = &args.csv {
         if args.resume {
+            run_record::check_resume("--csv", path, &fields, quiet)?;
             let (t, rows) = Trajectory::resume(path, &names).map_err(CliError::usage)?;
             let last = rows.last().expect("a start row");
             spsa.set_theta(&last.theta);
@@ -181,6 +232,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             };
             csv = Some(Trajectory::create(path, &names, &start).map_err(CliError::usage)?);
         }
+        run_record::write("--csv", path, "tune", &fields, serde_json::Map::new())?;
     }
 
     let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
@@ -215,6 +267,7 @@ pub fn run(args: TuneArgs) -> CliResult {
                 failure = Some(CliError::failure(e));
                 break;
             }
+            kill_point::record_written();
         }
         progress.set_position(k);
         progress.set_message(&theta_line(&names, spsa.theta()));
@@ -229,26 +282,30 @@ pub fn run(args: TuneArgs) -> CliResult {
         .collect();
     let elapsed = started.elapsed().as_secs_f64();
     let played = games - games_before;
-    println!(
-        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}",
+    let text = format!(
+        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}\n\
+         \nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
+         \nUCI:\n{}\
+         \nRust:\n{}",
         gains.iterations,
         played as f64 / elapsed.max(1e-9),
         tally.wins,
         tally.draws,
-        tally.losses
+        tally.losses,
+        report::openbench_lines(&finals),
+        report::setoption_lines(&finals),
+        report::rust_constants(&finals)
     );
-    println!("\nParameter values (OpenBench, `--engine … params=FILE`):");
-    print!("{}", report::openbench_lines(&finals));
-    println!("\nUCI:");
-    print!("{}", report::setoption_lines(&finals));
-    println!("\nRust:");
-    print!("{}", report::rust_constants(&finals));
+    // The values are written even when standard output is gone.
+    let printed = stdout::print(&text);
     if let Some(path) = &args.out {
         write_atomically(path, &report::openbench_lines(&finals)).map_err(|e| {
             CliError::failure(format!("cannot write --out {}: {e}", path.display()))
         })?;
-        println!("\nWrote {}", path.display());
+        printed.clone()?;
+        stdout::print(&format!("\nWrote {}\n", path.display()))?;
     }
+    printed?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -276,6 +333,11 @@ fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Par
 }
 
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
+    let out = svg.map_or_else(|| csv.with_extension("svg"), Path::to_path_buf);
+    PathCheck::new()
+        .input("--plot", csv)
+        .output("--svg", &out)
+        .check()?;
     let contents = trajectory::read(csv).map_err(|e| CliError::usage(format!("--plot: {e}")))?;
     if contents.rows.is_empty() {
         return Err(CliError::usage(format!(
@@ -283,7 +345,6 @@ fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
             csv.display()
         )));
     }
-    let out = svg.map_or_else(|| csv.with_extension("svg"), Path::to_path_buf);
     let title = format!(
         "SPSA trajectory: {} ({} iterations)",
         csv.file_name()
@@ -292,8 +353,7 @@ fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {
     );
     write_atomically(&out, &plot::svg(&contents, &title))
         .map_err(|e| CliError::failure(format!("cannot write {}: {e}", out.display())))?;
-    println!("Wrote {}", out.display());
-    Ok(())
+    stdout::print(&format!("Wrote {}\n", out.display()))
 }
 
 /// The status message: the current θ.

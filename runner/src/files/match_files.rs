@@ -1,18 +1,31 @@
-//! What a match writes: the PGN file and the results CSV that `--resume` continues from.
+//! What a match writes: the PGN file, the position dump and the results CSV that
+//! `--resume` continues from.
 //!
-//! Pairs are written in pair order, PGN first, then the two CSV rows. On resume the CSV is
-//! the record: complete pairs are kept, a half-written last line or a pair with only one of
-//! its rows (a crash between the two writes) is dropped and the file rewritten atomically,
-//! so the run continues exactly after the last complete pair.
+//! Pairs are written in pair order: both games to the position dump, then both games to
+//! the PGN, then the two CSV rows. The CSV is the commit record: a pair counts once its
+//! second row is written. On resume the files are brought back into step with it, so that
+//! after a kill at any moment the finished run is the same as an uninterrupted one:
+//!
+//! - the CSV keeps its complete pairs (a half-written last line or a pair with one row is
+//!   dropped, the file rewritten atomically);
+//! - the PGN (from where this run's games start, see [`MatchFiles::pgn_start`]) and the
+//!   dump are cut back to exactly those pairs' games (a torn last game, or games of a pair
+//!   that never reached the CSV, are dropped);
+//! - if the PGN or the dump holds fewer games than the CSV (lost after a crash of the
+//!   machine), the missing games cannot be rebuilt: the CSV is cut back to the pairs that
+//!   every file holds, and those pairs are played again.
 
 use std::path::Path;
 
 use data::pgn::{self, GameRecord, MoveInfo, MoveRecord, PgnWriter};
 use data::results::{ResultRow, ResultsWriter};
+use data::training::files::{complete_games, cut_to_games};
 use engine::types::GameResult;
 
 use crate::engines::variant::Variant;
 use crate::files::book::OpeningBook;
+use crate::files::kill_point;
+use crate::files::position_dump::{parse_spec, PositionDump};
 use crate::play::game::{PlayedGame, Termination};
 use crate::play::schedule::PairOutcome;
 use crate::play::tally::GameSummary;
@@ -24,44 +37,143 @@ pub struct ResumedPair {
     pub games: [GameSummary; 2],
 }
 
+/// What [`MatchFiles::open`] opens.
+pub struct OpenFiles<'a> {
+    /// `--pgnout`.
+    pub pgn: Option<&'a Path>,
+    /// `--results`.
+    pub results: Option<&'a Path>,
+    /// `--dump-positions` words.
+    pub dump: Option<&'a [String]>,
+    /// `--resume`.
+    pub resume: bool,
+    /// The two variants' names.
+    pub names: [&'a str; 2],
+    /// Where this run's games start in the PGN (the run record's `pgn_start`; 0 when the
+    /// run has no record).
+    pub pgn_start: u64,
+    /// No warnings on stderr.
+    pub quiet: bool,
+}
+
 /// The files a match appends to.
 pub struct MatchFiles {
     pgn: Option<PgnWriter>,
     results: Option<ResultsWriter>,
+    dump: PositionDump,
     resumed: Vec<ResumedPair>,
+    pgn_start: u64,
     date: String,
 }
 
 impl MatchFiles {
-    /// Opens (or, with `resume`, continues) the output files. `names` are the two variants.
-    pub fn open(
-        pgn_path: Option<&Path>,
-        results_path: Option<&Path>,
-        resume: bool,
-        names: [&str; 2],
-    ) -> Result<MatchFiles, String> {
+    /// Opens (or, with `resume`, continues and repairs) the output files.
+    pub fn open(o: &OpenFiles) -> Result<MatchFiles, String> {
         let mut resumed = Vec::new();
-        let results = match results_path {
-            None => None,
-            Some(path) => {
-                let (writer, rows) =
-                    ResultsWriter::create_or_resume(path, resume).map_err(|e| e.to_string())?;
-                let (pairs, kept) = complete_pairs(&rows, names, path)?;
-                resumed = pairs;
-                if kept < rows.len() {
-                    drop(writer);
-                    rewrite_results(path, &rows[..kept])?;
-                    Some(
-                        ResultsWriter::create_or_resume(path, true)
-                            .map_err(|e| e.to_string())?
-                            .0,
-                    )
+        let mut rows = Vec::new();
+        let mut kept = 0;
+        let mut results = None;
+        if let Some(path) = o.results {
+            let (writer, all) =
+                ResultsWriter::create_or_resume(path, o.resume).map_err(|e| e.to_string())?;
+            let (pairs, k) = complete_pairs(&all, o.names, path)?;
+            resumed = pairs;
+            kept = k;
+            rows = all;
+            results = Some(writer);
+        }
+        let committed = resumed.len() as u64;
+        // The pairs every file holds.
+        let mut pairs = committed;
+        let mut pgn_games = None;
+        let mut pgn_start = 0;
+        if let Some(p) = o.pgn {
+            let text = match std::fs::read(p) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(format!("cannot read --pgnout {}: {e}", p.display())),
+            };
+            pgn_start = text.len() as u64;
+            if o.resume {
+                // A PGN shorter than where the run started was replaced: take it whole.
+                pgn_start = if o.pgn_start <= text.len() as u64 {
+                    o.pgn_start
                 } else {
-                    Some(writer)
+                    0
+                };
+                let ends = game_ends(&text[pgn_start as usize..]).ok_or_else(|| {
+                    format!(
+                        "--resume: --pgnout {} has no PGN game at byte {pgn_start}, where this run's games start: \
+                         it is not this run's PGN (give a new --pgnout file)",
+                        p.display()
+                    )
+                })?;
+                let held = ends.len() as u64;
+                if held > 2 * committed + 2 {
+                    return Err(format!(
+                        "--resume: --pgnout {} holds {held} games of the run but the results file {} only {}: \
+                         they are not the same run's files (give a new --pgnout file)",
+                        p.display(),
+                        o.results.map_or(String::new(), |r| r.display().to_string()),
+                        2 * committed
+                    ));
                 }
+                pairs = pairs.min(held / 2);
+                pgn_games = Some(ends);
             }
-        };
-        let pgn = match pgn_path {
+        }
+        let mut dump_spec = None;
+        if let (true, Some(words)) = (o.resume, o.dump) {
+            let spec = parse_spec(words)?;
+            let held = complete_games(&spec.path, spec.format)
+                .map_err(|e| format!("--dump-positions: {e}"))?;
+            // A kill leaves the dump at most a pair ahead of the results file.
+            if held > 2 * committed + 2 {
+                return Err(format!(
+                    "--resume: --dump-positions {} holds {held} games but the results file only {}: \
+                     they are not the same run's files (give a new --dump-positions file)",
+                    spec.path.display(),
+                    2 * committed
+                ));
+            }
+            pairs = pairs.min(held / 2);
+            dump_spec = Some(spec);
+        }
+        // Nothing has been changed so far; from here on the files are cut back to `pairs`.
+        if let Some(spec) = &dump_spec {
+            cut_to_games(&spec.path, spec.format, 2 * pairs)
+                .map_err(|e| format!("--dump-positions: {e}"))?;
+        }
+        let dump = PositionDump::open(o.dump, o.resume, 2 * pairs, o.quiet)?;
+        if let Some(path) = o.results {
+            if pairs < committed {
+                if !o.quiet {
+                    eprintln!(
+                        "spar: warning: --resume: the PGN or the position dump holds only the games of \
+                         {pairs} of the {committed} pairs in {}; the missing games cannot be rebuilt, so \
+                         pairs {pairs}.. are played again",
+                        path.display()
+                    );
+                }
+                resumed.truncate(pairs as usize);
+                kept = 2 * pairs as usize;
+            }
+            if kept < rows.len() {
+                drop(results.take());
+                rewrite_results(path, &rows[..kept])?;
+                results = Some(
+                    ResultsWriter::create_or_resume(path, true)
+                        .map_err(|e| e.to_string())?
+                        .0,
+                );
+            }
+        }
+        if let (Some(p), Some(ends)) = (o.pgn, &pgn_games) {
+            let games = 2 * pairs as usize;
+            let end = pgn_start + if games == 0 { 0 } else { ends[games - 1] };
+            cut(p, end).map_err(|e| format!("cannot cut --pgnout {}: {e}", p.display()))?;
+        }
+        let pgn = match o.pgn {
             Some(p) => Some(
                 PgnWriter::append(p)
                     .map_err(|e| format!("cannot open --pgnout {}: {e}", p.display()))?,
@@ -71,7 +183,9 @@ impl MatchFiles {
         Ok(MatchFiles {
             pgn,
             results,
+            dump,
             resumed,
+            pgn_start,
             date: pgn::pgn_date_today(),
         })
     }
@@ -81,31 +195,95 @@ impl MatchFiles {
         self.resumed.clone()
     }
 
-    /// Writes both games of a pair: PGN first, then the CSV rows.
+    /// The byte offset in the PGN where this run's games start (its length when a new run
+    /// began appending to it): kept in the run record so a resume cuts only this run's games.
+    pub fn pgn_start(&self) -> u64 {
+        self.pgn_start
+    }
+
+    /// Writes both games of a pair: to the dump, then the PGN, then the CSV rows (the
+    /// commit record, last).
     pub fn write_pair(
         &mut self,
         pair: &PairOutcome,
         variants: &[Variant; 2],
         _book: &OpeningBook,
     ) -> Result<(), String> {
-        for (g, game) in pair.games.iter().enumerate() {
-            let (white, black) = if g == 0 {
+        self.dump.write_pair(pair)?;
+        let seats = |g: usize| {
+            if g == 0 {
                 (&variants[0], &variants[1])
             } else {
                 (&variants[1], &variants[0])
-            };
-            if let Some(w) = &mut self.pgn {
+            }
+        };
+        if let Some(w) = &mut self.pgn {
+            for (g, game) in pair.games.iter().enumerate() {
+                let (white, black) = seats(g);
                 let record = pgn_record(pair, g, game, white, black, &self.date);
                 w.append_game(&record)
                     .map_err(|e| format!("writing {}: {e}", w.path().display()))?;
+                kill_point::record_written();
             }
-            if let Some(r) = &mut self.results {
+        }
+        if let Some(r) = &mut self.results {
+            for (g, game) in pair.games.iter().enumerate() {
+                let (white, black) = seats(g);
                 let row = result_row(pair, g, game, &white.name, &black.name);
                 r.append(&row).map_err(|e| e.to_string())?;
+                kill_point::record_written();
             }
         }
         Ok(())
     }
+}
+
+/// The byte offsets after each complete game of PGN text written by spar, up to the first
+/// incomplete (torn) one; `None` when the text is not empty and does not start with a game.
+fn game_ends(text: &[u8]) -> Option<Vec<u64>> {
+    const EVENT: &[u8] = b"[Event ";
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    if !text.starts_with(EVENT) {
+        return None;
+    }
+    let mut starts: Vec<usize> = vec![0];
+    for i in 1..text.len() {
+        if text[i - 1] == b'\n' && text[i..].starts_with(EVENT) {
+            starts.push(i);
+        }
+    }
+    let mut ends = Vec::new();
+    for (k, &s) in starts.iter().enumerate() {
+        let e = starts.get(k + 1).copied().unwrap_or(text.len());
+        let game = &text[s..e];
+        let complete = [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|r| {
+            game.len() > r.len() + 2
+                && game.ends_with(b"\n\n")
+                && game[..game.len() - 2].ends_with(r)
+                && matches!(game[game.len() - 3 - r.len()], b' ' | b'\n')
+        });
+        if !complete {
+            break;
+        }
+        ends.push(e as u64);
+    }
+    Some(ends)
+}
+
+/// Cuts a file back to `len` bytes (when longer).
+fn cut(path: &Path, len: u64) -> std::io::Result<()> {
+    let f = match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if f.metadata()?.len() > len {
+        f.set_len(len)?;
+        f.sync_all()?;
+    }
+    Ok(())
 }
 
 fn pgn_record(
@@ -264,4 +442,29 @@ fn rewrite_results(path: &Path, rows: &[ResultRow]) -> Result<(), String> {
     tmp.persist(path)
         .map_err(|e| format!("cannot rewrite {}: {e}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::game_ends;
+
+    #[test]
+    fn games_are_counted_up_to_a_torn_one() {
+        let g1 = "[Event \"spar match\"]\n[Result \"1-0\"]\n\n1. e4 {book} e5 1-0\n\n";
+        let g2 = "[Event \"spar match\"]\n[Result \"*\"]\n\n1. d4 *\n\n";
+        let both = format!("{g1}{g2}");
+        assert_eq!(
+            game_ends(both.as_bytes()),
+            Some(vec![g1.len() as u64, both.len() as u64])
+        );
+        for cut in [1, 2, 5, g2.len() - 9] {
+            let torn = &both.as_bytes()[..both.len() - cut];
+            assert_eq!(game_ends(torn), Some(vec![g1.len() as u64]), "cut {cut}");
+        }
+        // Cut right after the tags: not a game yet.
+        let tags = format!("{g1}[Event \"x\"]\n[Result \"1-0\"]\n\n");
+        assert_eq!(game_ends(tags.as_bytes()), Some(vec![g1.len() as u64]));
+        assert_eq!(game_ends(b""), Some(vec![]));
+        assert_eq!(game_ends(b"not a pgn"), None);
+    }
 }

@@ -1,7 +1,11 @@
 //! Files a run reads and writes: the opening book, the match files (PGN and results CSV),
-//! training-position dumps, and atomic whole-file writes.
+//! training-position dumps, atomic whole-file writes, the checks of the paths a command
+//! names ([`paths`]) and the record of what defines a resumable run ([`run_record`]).
 
 pub mod atomic;
 pub mod book;
+pub mod kill_point;
 pub mod match_files;
+pub mod paths;
 pub mod position_dump;
+pub mod run_record;

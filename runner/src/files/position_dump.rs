@@ -144,6 +144,7 @@ impl PositionDump {
             writer
                 .write_game(&training_game(game)?)
                 .map_err(|e| format!("--dump-positions: {e}"))?;
+            crate::files::kill_point::record_written();
         }
         Ok(())
     }

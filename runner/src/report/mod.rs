@@ -16,14 +16,17 @@ use stats::StatsFile;
 
 use crate::files::atomic::write_atomically;
 
+/// The files [`write_files`] writes into its directory.
+pub const FILES: [&str; 3] = ["stats.csv", "stats.json", "report.html"];
+
 /// Writes `stats.csv`, `stats.json` and `report.html` into `dir` (created if needed).
 pub fn write_files(dir: &Path, file: &StatsFile, title: &str) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the output directory {}: {e}", dir.display()))?;
     let outputs = [
-        ("stats.csv", file.to_csv()),
-        ("stats.json", file.to_json()),
-        ("report.html", html::render(&file.variants, title)),
+        (FILES[0], file.to_csv()),
+        (FILES[1], file.to_json()),
+        (FILES[2], html::render(&file.variants, title)),
     ];
     for (name, text) in outputs {
         let path = dir.join(name);

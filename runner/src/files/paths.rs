@@ -1,0 +1,292 @@
+//! The files a command names, checked before any work: no output may be another input or
+//! output of the same command (by file identity, or by path for files not yet made), and
+//! every output must be writable where it is (its directory exists and takes new files, the
+//! path is not a directory).
+//!
+//! Every command lists its inputs and outputs — derived ones too (`FILE.txt`, `FILE.idx`,
+//! the `.run.json` record of a resumable run) — in one [`PathCheck`] and calls
+//! [`PathCheck::check`]; a failure is a usage error (exit 2) naming both flags, e.g.
+//! `--json R.csv is also the --results file: give them different names`.
+
+use std::fs::{File, Metadata};
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{CliError, CliResult};
+
+/// A file a command reads or writes, with the flag that names it.
+#[derive(Clone, Debug)]
+struct Named {
+    flag: String,
+    path: PathBuf,
+    output: bool,
+}
+
+/// The inputs and outputs of one command.
+#[derive(Clone, Debug, Default)]
+pub struct PathCheck {
+    files: Vec<Named>,
+}
+
+impl PathCheck {
+    /// An empty list.
+    pub fn new() -> PathCheck {
+        PathCheck::default()
+    }
+
+    /// A file the command reads (`--book`, `params=`, `--data`, …).
+    pub fn input(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(Named {
+            flag: flag.into(),
+            path: path.as_ref().to_path_buf(),
+            output: false,
+        });
+        self
+    }
+
+    /// A file the command writes (appends to, or replaces).
+    pub fn output(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(Named {
+            flag: flag.into(),
+            path: path.as_ref().to_path_buf(),
+            output: true,
+        });
+        self
+    }
+
+    /// The `params=FILE` and `--book FILE` inputs in engine and book words.
+    pub fn engine_words(&mut self, words: &[String]) -> &mut Self {
+        for w in words {
+            if let Some(file) = w.strip_prefix("params=") {
+                self.input("--engine params=", file);
+            }
+        }
+        self
+    }
+
+    /// The book file of `--book FILE [KEY=VALUE…]`.
+    pub fn book_words(&mut self, words: Option<&[String]>) -> &mut Self {
+        if let Some(file) = words.and_then(|w| w.first()) {
+            self.input("--book", file);
+        }
+        self
+    }
+
+    /// Both checks: [`PathCheck::collisions`], then [`PathCheck::writable`].
+    pub fn check(&self) -> CliResult {
+        self.collisions()?;
+        self.writable()
+    }
+
+    /// No output is the same file as another input or output.
+    pub fn collisions(&self) -> CliResult {
+        let ids: Vec<Identity> = self.files.iter().map(|f| identity(&f.path)).collect();
+        for j in 0..self.files.len() {
+            for i in 0..j {
+                let (a, b) = (&self.files[i], &self.files[j]);
+                if !(a.output || b.output) || !same(&ids[i], &ids[j]) {
+                    continue;
+                }
+                // Name the output first (the one that would destroy the other).
+                let (first, second) = if b.output { (b, a) } else { (a, b) };
+                let msg = if first.flag == second.flag {
+                    format!(
+                        "{} {} is given twice: give each {} a different name",
+                        first.flag,
+                        first.path.display(),
+                        first.flag
+                    )
+                } else {
+                    format!(
+                        "{} {} is also the {} file: give them different names",
+                        first.flag,
+                        first.path.display(),
+                        second.flag
+                    )
+                };
+                return Err(CliError::usage(msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every output can be written: not a directory, in a directory that exists and takes
+    /// new files. Special files (devices, pipes) are written in place and only need to be
+    /// there.
+    pub fn writable(&self) -> CliResult {
+        for f in self.files.iter().filter(|f| f.output) {
+            check_output(&f.flag, &f.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// How a path is compared: the file itself when it exists, else where it would be made.
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    /// An existing regular file: (device, inode).
+    File(u64, u64),
+    /// A device, pipe or socket: may well be named twice (`/dev/null`), never a collision.
+    Special,
+    /// A file not made yet: its canonical directory and name.
+    Path(PathBuf),
+}
+
+fn same(a: &Identity, b: &Identity) -> bool {
+    !matches!(a, Identity::Special) && a == b
+}
+
+fn identity(path: &Path) -> Identity {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() || m.is_dir() => file_id(&m),
+        Ok(_) => Identity::Special,
+        Err(_) => Identity::Path(where_made(path)),
+    }
+}
+
+#[cfg(unix)]
+fn file_id(m: &Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    Identity::File(m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_m: &Metadata) -> Identity {
+    Identity::Special
+}
+
+/// The canonical directory of a path plus its file name (the directory made absolute and
+/// cleaned by hand when it does not exist).
+fn where_made(path: &Path) -> PathBuf {
+    let parent = parent_dir(path);
+    let dir = parent.canonicalize().unwrap_or_else(|_| {
+        let abs = std::env::current_dir().unwrap_or_default().join(parent);
+        let mut clean = PathBuf::new();
+        for c in abs.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    clean.pop();
+                }
+                other => clean.push(other),
+            }
+        }
+        clean
+    });
+    match path.file_name() {
+        Some(name) => dir.join(name),
+        None => dir,
+    }
+}
+
+/// The directory a file is made in (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+fn check_output(flag: &str, path: &Path) -> CliResult {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(CliError::usage(format!(
+                "{flag} {shown} is a directory: give a file name"
+            )))
+        }
+        // Devices and pipes are written in place.
+        Ok(m) if !m.is_file() => return Ok(()),
+        _ => {}
+    }
+    let dir = parent_dir(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(CliError::usage(format!(
+                "{flag} {shown}: {} is not a directory: give a path in an existing directory",
+                dir.display()
+            )))
+        }
+        Err(_) => {
+            return Err(CliError::usage(format!(
+            "{flag} {shown}: the directory {} does not exist: create it first or give another path",
+            dir.display()
+        )))
+        }
+    }
+    // Files are replaced through a temporary file next to them, and appended files are
+    // rewritten that way on --resume: the directory must take new files.
+    if let Err(e) = tempfile::Builder::new()
+        .prefix(".spar-check")
+        .tempfile_in(dir)
+    {
+        return Err(CliError::usage(format!(
+            "{flag} {shown}: cannot create files in {}: {e} (give a writable directory)",
+            dir.display()
+        )));
+    }
+    if path.exists() {
+        if let Err(e) = File::options().append(true).open(path) {
+            return Err(CliError::usage(format!(
+                "{flag} {shown}: cannot write it: {e} (give a writable file)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `PATH` with `suffix` added to its name (`R.csv` → `R.csv.run.json`).
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut os = path.as_os_str().to_owned();
+    os.push(suffix);
+    PathBuf::from(os)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_file_by_identity_or_by_where_it_would_be_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        std::fs::write(&a, "x").unwrap();
+        let other = dir.path().join("sub/../a.csv");
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let mut c = PathCheck::new();
+        c.input("--book", &a).output("--json", &other);
+        let err = c.collisions().unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(
+            err.message.contains("--json") && err.message.contains("is also the --book file"),
+            "{}",
+            err.message
+        );
+        let new = dir.path().join("new.txt");
+        let mut c = PathCheck::new();
+        c.output("--results", &new)
+            .output("--pgnout", dir.path().join("sub/../new.txt"));
+        assert!(c.collisions().is_err());
+        let mut c = PathCheck::new();
+        c.input("--data", &a).input("--data", &a);
+        assert!(c.collisions().is_ok(), "inputs may repeat");
+        let mut c = PathCheck::new();
+        c.output("--json", "/dev/null")
+            .output("--pgnout", "/dev/null");
+        assert!(c.check().is_ok(), "devices are not collisions");
+    }
+
+    #[test]
+    fn outputs_must_be_writable_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = PathCheck::new();
+        c.output("--json", dir.path());
+        assert!(c.check().unwrap_err().message.contains("is a directory"));
+        let mut c = PathCheck::new();
+        c.output("--out", dir.path().join("no/such/x"));
+        assert!(c.check().unwrap_err().message.contains("does not exist"));
+        let mut c = PathCheck::new();
+        c.output("--out", dir.path().join("fine.txt"));
+        assert!(c.check().is_ok());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
