@@ -50,6 +50,19 @@ impl OpeningBook {
         if book.is_empty() {
             return Err(format!("--book {file}: no openings in the file"));
         }
+        // A position where the game is already over would be counted as a 0-move result.
+        for k in 0..book.len() {
+            let o = book.opening(k);
+            let pos = o.position();
+            if !pos.has_legal_move() {
+                return Err(format!(
+                    "--book {file}:{}: the game is already over in {} ({}): remove the line",
+                    o.line(),
+                    pos.to_fen(),
+                    if pos.in_check() { "checkmate" } else { "stalemate" }
+                ));
+            }
+        }
         Ok(OpeningBook {
             describe: file,
             book,
@@ -69,5 +82,25 @@ impl OpeningBook {
     /// For the summary header.
     pub fn describe(&self) -> &str {
         &self.describe
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_book_position_with_no_legal_move_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.epd");
+        std::fs::write(
+            &path,
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n7k/5Q2/6K1/8/8/8/8/8 b - -\n",
+        )
+        .unwrap();
+        let words = [path.display().to_string()];
+        let err = OpeningBook::load(Some(&words), 1).err().unwrap();
+        assert!(err.contains(":2: the game is already over"), "{err}");
+        assert!(err.contains("stalemate"), "{err}");
     }
 }
