@@ -108,7 +108,7 @@ match_args() { # nodes games
 }
 # A stack frame (perf) or function (callgrind) that is the search entry point. (The binary
 # crate is `spar`, its library code `runner`; accept both.)
-entry_re='BuiltinPlayer as [a-z_]+::play::player::Player>::go|engine::search::Searcher::search'
+entry_re='BuiltinPlayer as [a-z_]+::engines::player::Player>::go|engine::search::Searcher::search'
 
 # perf_profile NODES GAMES TAG: prints "total_samples search_samples", leaves the top
 # non-search symbols in $tmp/perf-top-TAG.txt and the run's output in $tmp/out-TAG.

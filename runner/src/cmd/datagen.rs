@@ -436,7 +436,7 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
             },
         );
         if let Err(e) = result {
-            failure.get_or_insert(CliError::usage(e));
+            failure.get_or_insert(e);
         }
     }
     progress.finish();

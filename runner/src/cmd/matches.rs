@@ -251,7 +251,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             },
         );
         if let Err(e) = result {
-            failure.borrow_mut().get_or_insert(CliError::failure(e));
+            failure.borrow_mut().get_or_insert(e);
         }
     }
     progress.finish();

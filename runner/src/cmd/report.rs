@@ -213,7 +213,7 @@ fn play(args: &ReportArgs) -> CliResult {
     let stall = run.stall_timeout;
     let started = AtomicUsize::new(0);
     let dump_dir = dumps.path().to_path_buf();
-    let make_player = |i: usize| -> Result<Box<dyn Player>, String> {
+    let make_player = |i: usize| -> CliResult<Box<dyn Player>> {
         let v = &seats[i];
         match &v.source {
             Source::Builtin => Ok(Box::new(TrackedPlayer::new(
@@ -226,7 +226,9 @@ fn play(args: &ReportArgs) -> CliResult {
                 let path = dump_dir.join(format!("v{}-{k}.json", slot(i)));
                 v.options
                     .push(("TrackFile".to_string(), path.to_string_lossy().into_owned()));
-                Ok(Box::new(UciPlayer::new(&v, stall)?))
+                Ok(Box::new(UciPlayer::new(&v, stall).map_err(|e| {
+                    CliError::usage(format!("engine '{}': {e}", v.name))
+                })?))
             }
             Source::Build { .. } => unreachable!("build variants were turned into UCI engines"),
         }
@@ -255,7 +257,7 @@ fn play(args: &ReportArgs) -> CliResult {
         },
     );
     progress.finish();
-    result.map_err(CliError::failure)?;
+    result?;
 
     let snapshot = engine::track::snapshot();
     let mut stats = Vec::new();

@@ -236,8 +236,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     }
 
     let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
-    let selfplay =
-        SelfPlay::new(concurrency, variant, adjudication, book).map_err(CliError::failure)?;
+    let selfplay = SelfPlay::new(concurrency, variant, adjudication, book)?;
     let progress = Progress::new(quiet, "iterations", Some(gains.iterations), done);
     let mut tally = sprt::Trinomial::default();
     let games_before = games;

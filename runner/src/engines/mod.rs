@@ -8,19 +8,25 @@ pub mod variant;
 
 use std::time::Duration;
 
+use crate::error::{CliError, CliResult};
+
 use player::{BuiltinPlayer, Player};
 use uci::UciPlayer;
 use variant::{Source, Variant};
 
 /// A player for `variant`: the builtin engine in-process, or its external UCI engine with
 /// the given watchdog for node- and depth-limited searches.
-pub fn make_player(variant: &Variant, stall_timeout: Duration) -> Result<Box<dyn Player>, String> {
+/// An engine that cannot be started or does not speak UCI is bad input (a usage error).
+pub fn make_player(variant: &Variant, stall_timeout: Duration) -> CliResult<Box<dyn Player>> {
     match &variant.source {
         Source::Builtin => Ok(Box::new(BuiltinPlayer::new(variant)?)),
-        Source::Uci { .. } => Ok(Box::new(UciPlayer::new(variant, stall_timeout)?)),
-        Source::Build { .. } => Err(format!(
+        Source::Uci { .. } => Ok(Box::new(
+            UciPlayer::new(variant, stall_timeout)
+                .map_err(|e| CliError::usage(format!("engine '{}': {e}", variant.name)))?,
+        )),
+        Source::Build { .. } => Err(CliError::failure(format!(
             "engine '{}' must be built before it plays (Run::build_variants)",
             variant.name
-        )),
+        ))),
     }
 }

@@ -9,6 +9,7 @@ use engine::search::{Limits, Score, Searcher};
 use engine::types::Move;
 
 use super::variant::Variant;
+use crate::error::{CliError, CliResult};
 
 /// What a player is asked at each move.
 pub struct MoveRequest<'a> {
@@ -78,14 +79,14 @@ pub struct BuiltinPlayer {
 }
 
 impl BuiltinPlayer {
-    /// A builtin player for a variant; an error if its hash table cannot be allocated.
-    pub fn new(variant: &Variant) -> Result<BuiltinPlayer, String> {
+    /// A builtin player for a variant; a usage error if its hash table cannot be allocated.
+    pub fn new(variant: &Variant) -> CliResult<BuiltinPlayer> {
         let mut searcher = Searcher::new(variant.params.clone());
         searcher.try_set_hash_mb(variant.hash_mb).map_err(|e| {
-            format!(
+            CliError::usage(format!(
                 "engine '{}': option.Hash={}: {e} (lower option.Hash or --concurrency)",
                 variant.name, variant.hash_mb
-            )
+            ))
         })?;
         Ok(BuiltinPlayer { searcher })
     }

@@ -59,7 +59,11 @@ impl OpeningBook {
                     "--book {file}:{}: the game is already over in {} ({}): remove the line",
                     o.line(),
                     pos.to_fen(),
-                    if pos.in_check() { "checkmate" } else { "stalemate" }
+                    if pos.in_check() {
+                        "checkmate"
+                    } else {
+                        "stalemate"
+                    }
                 ));
             }
         }

@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+use crate::error::{CliError, CliResult};
+
 /// What to do after a result has been accounted for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -33,7 +35,7 @@ pub trait Worker {
         k: u64,
         stop: &AtomicBool,
         tick: &dyn Fn(),
-    ) -> Result<Option<Self::Output>, String>;
+    ) -> CliResult<Option<Self::Output>>;
 
     /// Flags that make this worker's running searches return at once.
     fn stop_flags(&self) -> Vec<Arc<AtomicBool>> {
@@ -59,7 +61,7 @@ pub struct Jobs<'a> {
 enum Message<T> {
     Done(u64, T),
     Tick,
-    Failed(String),
+    Failed(CliError),
 }
 
 /// How often the accounting thread looks at `abort` while no result arrives.
@@ -69,14 +71,15 @@ const ABORT_POLL: Duration = Duration::from_millis(20);
 const WORKER_STACK: usize = 64 << 20;
 
 /// Runs the jobs; `on_tick` hears every worker tick, `on_result` receives results in job
-/// order and decides whether to go on. Errors: a worker that could not be made, a job that
-/// failed, or threads that could not be started.
+/// order and decides whether to go on. Errors, as the worker classed them (bad input or a
+/// failure): a worker that could not be made or a job that failed; or threads that could not
+/// be started (a failure).
 pub fn run<W, T>(
     jobs: &Jobs,
-    make_worker: &(dyn Fn() -> Result<W, String> + Sync),
+    make_worker: &(dyn Fn() -> CliResult<W> + Sync),
     mut on_tick: impl FnMut(),
     mut on_result: impl FnMut(T) -> Control,
-) -> Result<(), String>
+) -> CliResult
 where
     W: Worker<Output = T>,
     T: Send,
@@ -103,7 +106,9 @@ where
                     work(jobs, make_worker, next, stop, stop_flags, &tx);
                 });
             if let Err(e) = spawned {
-                failure = Some(format!("cannot start worker threads: {e}"));
+                failure = Some(CliError::failure(format!(
+                    "cannot start worker threads: {e}"
+                )));
                 halt();
                 break;
             }
@@ -158,7 +163,7 @@ where
 
 fn work<W: Worker>(
     jobs: &Jobs,
-    make_worker: &(dyn Fn() -> Result<W, String> + Sync),
+    make_worker: &(dyn Fn() -> CliResult<W> + Sync),
     next: &AtomicU64,
     stop: &AtomicBool,
     stop_flags: &Mutex<Vec<Arc<AtomicBool>>>,
@@ -214,12 +219,7 @@ mod tests {
 
     impl Worker for Squares {
         type Output = u64;
-        fn run(
-            &mut self,
-            k: u64,
-            _stop: &AtomicBool,
-            tick: &dyn Fn(),
-        ) -> Result<Option<u64>, String> {
+        fn run(&mut self, k: u64, _stop: &AtomicBool, tick: &dyn Fn()) -> CliResult<Option<u64>> {
             std::thread::sleep(Duration::from_millis((7 - k % 7) * 2));
             tick();
             Ok(Some(k * k))
@@ -281,11 +281,11 @@ mod tests {
         assert_eq!(got, 10);
         let err = run::<Squares, u64>(
             &jobs,
-            &|| Err("no engine".into()),
+            &|| Err(CliError::usage("no engine")),
             || {},
             |_| Control::Continue,
         );
-        assert_eq!(err, Err("no engine".to_string()));
+        assert_eq!(err, Err(CliError::usage("no engine")));
     }
 
     #[test]

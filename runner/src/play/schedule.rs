@@ -20,6 +20,7 @@ pub use super::ordered::Control;
 use super::ordered::{self, Jobs, Worker};
 use crate::engines::player::Player;
 use crate::engines::variant::Variant;
+use crate::error::CliResult;
 
 /// The start of a pair's games: a position and book moves to play from it.
 #[derive(Clone, Debug)]
@@ -62,25 +63,25 @@ pub struct Schedule<'a> {
     /// Opening of pair k.
     pub opening: &'a (dyn Fn(u64) -> OpeningStart + Sync),
     /// Makes the player of variant `i` for a worker.
-    pub make_player: &'a (dyn Fn(usize) -> Result<Box<dyn Player>, String> + Sync),
+    pub make_player: &'a (dyn Fn(usize) -> CliResult<Box<dyn Player>> + Sync),
     /// Set from outside (Ctrl-C) to abandon games in flight.
     pub abort: &'a AtomicBool,
 }
 
 /// Plays pairs in parallel; `on_game` is told of every finished game (progress), `on_pair`
-/// receives pairs in index order. Returns an error if a player could not be created.
+/// receives pairs in index order. Returns a usage error if a player could not be created.
 pub fn run(
     schedule: &Schedule,
     on_game: impl FnMut(),
     on_pair: impl FnMut(PairOutcome) -> Control,
-) -> Result<(), String> {
+) -> CliResult {
     let jobs = Jobs {
         first: schedule.first_pair,
         end: schedule.end_pair,
         concurrency: schedule.concurrency,
         abort: schedule.abort,
     };
-    let make_worker = || -> Result<PairWorker, String> {
+    let make_worker = || -> CliResult<PairWorker> {
         let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(2);
         for i in 0..2 {
             match (schedule.make_player)(i) {
@@ -89,7 +90,7 @@ pub fn run(
                     for p in &mut players {
                         p.shutdown();
                     }
-                    return Err(format!("engine '{}': {e}", schedule.variants[i].name));
+                    return Err(e);
                 }
             }
         }
@@ -112,7 +113,7 @@ impl Worker for PairWorker<'_> {
         k: u64,
         stop: &AtomicBool,
         tick: &dyn Fn(),
-    ) -> Result<Option<PairOutcome>, String> {
+    ) -> CliResult<Option<PairOutcome>> {
         let schedule = self.schedule;
         let opening = (schedule.opening)(k);
         let mut games = Vec::with_capacity(2);

@@ -18,6 +18,7 @@ use engine::types::Move;
 
 use crate::engines::player::{BuiltinPlayer, MoveRequest, Player};
 use crate::engines::variant::Variant;
+use crate::error::{CliError, CliResult};
 use crate::play::adjudication::{TrainingAdjudicator, TrainingRules};
 use crate::play::game::{play_game, rules_verdict, GameSetup, Seats, Termination};
 use crate::play::ordered::Worker;
@@ -69,12 +70,7 @@ pub struct GameWorker<'a> {
 impl Worker for GameWorker<'_> {
     type Output = Played;
 
-    fn run(
-        &mut self,
-        k: u64,
-        stop: &AtomicBool,
-        _tick: &dyn Fn(),
-    ) -> Result<Option<Played>, String> {
+    fn run(&mut self, k: u64, stop: &AtomicBool, _tick: &dyn Fn()) -> CliResult<Option<Played>> {
         play_training_game(&mut self.player, self.options, k, stop)
     }
 
@@ -98,7 +94,7 @@ pub fn play_training_game(
     options: &GameOptions,
     k: u64,
     stop: &AtomicBool,
-) -> Result<Option<Played>, String> {
+) -> CliResult<Option<Played>> {
     let started = Instant::now();
     let limits = &options.variant.limits;
     let search_limits = Limits {
@@ -111,11 +107,12 @@ pub fn play_training_game(
     let (origin, plies, start) = loop {
         tries += 1;
         if tries > MAX_OPENING_TRIES {
-            return Err(format!(
+            // The options ask for what cannot be found: bad input.
+            return Err(CliError::usage(format!(
                 "no opening scored within --opening-limit {} cp in {MAX_OPENING_TRIES} tries; \
                  raise --opening-limit or lower --random-plies",
                 options.opening_limit
-            ));
+            )));
         }
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
@@ -125,7 +122,7 @@ pub fn play_training_game(
         };
         player
             .new_game(pos.is_chess960())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| CliError::failure(e.to_string()))?;
         let t0 = Instant::now();
         let first = player.go(&MoveRequest {
             start_fen: "",
@@ -157,17 +154,19 @@ pub fn play_training_game(
         game.termination,
         Termination::IllegalMove | Termination::Crash | Termination::Stall
     ) {
-        return Err(format!(
+        return Err(CliError::failure(format!(
             "the search found no move in a game from {}: {}",
             start.to_fen(),
             game.reason
-        ));
+        )));
     }
     let mut side = start.side_to_move();
     let mut moves: Vec<ScoredMove> = Vec::with_capacity(game.moves.len());
     let mut search_time = opening_search;
     for m in game.moves.iter().filter(|m| !m.book) {
-        let score = m.score.ok_or("the builtin engine reported no score")?;
+        let score = m
+            .score
+            .ok_or_else(|| CliError::failure("the builtin engine reported no score"))?;
         moves.push(ScoredMove {
             mv: m.mv,
             score: white_score(score, side),

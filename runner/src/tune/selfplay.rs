@@ -18,6 +18,7 @@ use sprt::Trinomial;
 
 use crate::engines::player::{BuiltinPlayer, Player};
 use crate::engines::variant::Variant;
+use crate::error::{CliError, CliResult};
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::{Adjudication, MatchAdjudicator};
 use crate::play::game::{play_game, GameSetup, Seats};
@@ -39,13 +40,13 @@ impl SelfPlay {
         variant: Variant,
         adjudication: Adjudication,
         book: OpeningBook,
-    ) -> Result<SelfPlay, String> {
+    ) -> CliResult<SelfPlay> {
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("spar-tune-{i}"))
             .build()
-            .map_err(|e| format!("cannot start worker threads: {e}"))?;
+            .map_err(|e| CliError::failure(format!("cannot start worker threads: {e}")))?;
         Ok(SelfPlay {
             pool,
             players: (0..threads)
@@ -55,7 +56,7 @@ impl SelfPlay {
                         BuiltinPlayer::new(&variant)?,
                     ]))
                 })
-                .collect::<Result<_, String>>()?,
+                .collect::<CliResult<_>>()?,
             variant,
             adjudication,
             book,
