@@ -8,6 +8,7 @@
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -15,10 +16,12 @@ use sprt::{Model, Sprt};
 
 use crate::cli::{BookArgs, EngineArgs, FailureArgs, RunArgs, SprtArgs};
 use crate::engines::git_build;
+use crate::engines::player::Player;
 use crate::engines::variant::{parse_variant, Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::Adjudication;
+use crate::play::schedule::{OpeningStart, Schedule};
 
 /// SPRT bounds when none are given: [0, 5] in the units of --model (normalized by default),
 /// a common "gainer" test.
@@ -239,6 +242,30 @@ impl MatchPlan {
             sprt,
             stall_timeout: Duration::from_secs_f64(self.stall_timeout),
         })
+    }
+}
+
+impl MatchPlan {
+    /// The pair schedule of this plan for `variants` (the seats), starting at `first_pair`.
+    pub fn schedule<'a>(
+        &'a self,
+        variants: &'a [Variant; 2],
+        first_pair: u64,
+        opening: &'a (dyn Fn(u64) -> OpeningStart + Sync),
+        make_player: &'a (dyn Fn(usize) -> CliResult<Box<dyn Player>> + Sync),
+        abort: &'a AtomicBool,
+    ) -> Schedule<'a> {
+        Schedule {
+            variants,
+            first_pair,
+            end_pair: self.pairs,
+            concurrency: self.concurrency,
+            seed: self.seed,
+            adjudication: &self.adjudication,
+            opening,
+            make_player,
+            abort,
+        }
     }
 }
 

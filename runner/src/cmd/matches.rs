@@ -20,7 +20,7 @@ use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest, Run};
 use crate::play::game::Termination;
-use crate::play::schedule::{self, Control, PairOutcome, Schedule};
+use crate::play::schedule::{self, Control, PairOutcome};
 use crate::play::tally::Tally;
 use crate::progress::Progress;
 use crate::stdout;
@@ -201,17 +201,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         let make_player = |i: usize| engines::make_player(&variants[i], stall);
         let book = &run.book;
         let opening = |k: u64| book.opening(k);
-        let schedule = Schedule {
-            variants: &variants,
-            first_pair,
-            end_pair: plan.pairs,
-            concurrency: plan.concurrency,
-            seed: plan.seed,
-            adjudication: &plan.adjudication,
-            opening: &opening,
-            make_player: &make_player,
-            abort: &abort,
-        };
+        let schedule = plan.schedule(&variants, first_pair, &opening, &make_player, &abort);
         let recover = plan.recover;
         let result = schedule::run(
             &schedule,

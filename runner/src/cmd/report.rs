@@ -14,7 +14,7 @@ use crate::error::{CliError, CliResult};
 use crate::files::paths::PathCheck;
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
-use crate::play::schedule::{self, Control, Schedule};
+use crate::play::schedule::{self, Control};
 use crate::progress::Progress;
 use crate::report::stats::{StatsFile, VariantStats};
 use crate::report::{self, terminal, tracked::TrackedPlayer};
@@ -235,17 +235,7 @@ fn play(args: &ReportArgs) -> CliResult {
     };
     let book = &run.book;
     let opening = |k: u64| book.opening(k);
-    let schedule = Schedule {
-        variants: &seats,
-        first_pair: 0,
-        end_pair: plan.pairs,
-        concurrency: plan.concurrency,
-        seed: plan.seed,
-        adjudication: &plan.adjudication,
-        opening: &opening,
-        make_player: &make_player,
-        abort: &abort,
-    };
+    let schedule = plan.schedule(&seats, 0, &opening, &make_player, &abort);
     let progress = Progress::new(args.run.quiet, "games", plan.pairs.map(|p| 2 * p), 0);
     let mut games_played = 0u64;
     let result = schedule::run(
