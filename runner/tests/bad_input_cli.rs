@@ -59,73 +59,35 @@ fn run_quickly(args: &[&str]) -> Output {
     o
 }
 
-/// `spar match` between two builtin engines with `words` on `--each`, two games.
-fn match_each(words: &[&'static str]) -> Vec<&'static str> {
-    let mut args = vec![
-        "match", "--engine", "name=a", "--engine", "name=b", "--games", "2", "--quiet", "--each",
-    ];
-    args.extend_from_slice(words);
-    args
+/// `spar match` between two builtin engines, two games, with `each` on `--each`.
+fn match_each(each: &str) -> String {
+    format!("match --engine name=a --engine name=b --games 2 --quiet --each {each}")
 }
 
 #[test]
 fn resources_huge_concurrency_and_endless_inputs() {
     // More workers than memory for their hash tables: refused up front.
-    let o = run_quickly(&[
-        "sprt",
-        "--engine",
-        "name=a",
-        "--engine",
-        "name=b",
-        "--each",
-        "nodes=100",
-        "--concurrency",
-        "100000",
-    ]);
+    let o = run_quickly(&argv(
+        "sprt --engine name=a --engine name=b --each nodes=100 --concurrency 100000",
+    ));
     usage_error(&o, "--concurrency");
     // A match of 2 pairs needs 2 workers, whatever --concurrency says.
-    let o = run_quickly(&[
-        "match",
-        "--engine",
-        "name=a",
-        "--engine",
-        "name=b",
-        "--each",
-        "nodes=100",
-        "--games",
-        "4",
-        "--concurrency",
-        "100000",
-        "--quiet",
-    ]);
+    let o = run_quickly(&argv(
+        "match --engine name=a --engine name=b --each nodes=100 --games 4 --concurrency 100000 --quiet",
+    ));
     assert!(ok(&o).contains("Score of a vs b"), "{}", stdout(&o));
 
     // Endless files: a bounded read, one line, exit 2.
-    for args in [
-        match_each(&["nodes=100", "--book", "/dev/zero"]),
-        vec![
-            "match",
-            "--engine",
-            "name=a",
-            "params=/dev/zero",
-            "--engine",
-            "name=b",
-            "--each",
-            "nodes=100",
-            "--games",
-            "2",
-        ],
-        vec!["report", "--from", "/dev/zero"],
-        vec!["perft", "--suite", "/dev/zero"],
-        vec!["tune", "--plot", "/dev/zero"],
+    for line in [
+        match_each("nodes=100 --book /dev/zero"),
+        "match --engine name=a params=/dev/zero --engine name=b --each nodes=100 --games 2".into(),
+        "report --from /dev/zero".into(),
+        "perft --suite /dev/zero".into(),
+        "tune --plot /dev/zero".into(),
     ] {
-        let o = run_quickly(&args);
+        let o = run_quickly(&argv(&line));
         usage_error(&o, "/dev/zero");
-        assert!(
-            stderr(&o).contains("longer than"),
-            "{args:?}: {}",
-            stderr(&o)
-        );
+        assert!(stderr(&o).contains("longer than"), "{line}: {}", stderr(&o));
     }
 }
 
@@ -137,89 +99,42 @@ fn nonsense_engine_words_and_parameter_files() {
         std::fs::write(&path, text).unwrap();
         format!("params={}", path_str(&path))
     };
-    let empty = file("empty.txt", b"");
-    let twice = file("twice.txt", b"rfp_margin, 80\nrfp_margin, 90\n");
-    let cases: Vec<(Vec<&str>, &str)> = vec![
-        (match_each(&["nodes=0"]), "nodes=0"),
-        (match_each(&["depth=0"]), "depth=0"),
-        (match_each(&["movetime=0"]), "movetime=0"),
-        (match_each(&["tc=10+0.1", "nodes=5000"]), "tc="),
+    let with = |engine: &str| {
+        format!("match --engine name=a {engine} --engine name=b --each nodes=100 --games 2")
+    };
+    let lines = [
+        (match_each("nodes=0"), "nodes=0"),
+        (match_each("depth=0"), "depth=0"),
+        (match_each("movetime=0"), "movetime=0"),
+        (match_each("tc=10+0.1 nodes=5000"), "tc="),
         (
-            vec![
-                "match",
-                "--engine",
-                "name=",
-                "--engine",
-                "name=b",
-                "--each",
-                "nodes=100",
-            ],
+            "match --engine name= --engine name=b --each nodes=100".into(),
             "name=",
         ),
+        (with("option.rfp_margin=80.5"), "rfp_margin=80.5"),
+        (with(&file("empty.txt", b"")), "empty.txt"),
         (
-            vec![
-                "match",
-                "--engine",
-                "name=a",
-                "option.rfp_margin=80.5",
-                "--engine",
-                "name=b",
-                "--each",
-                "nodes=100",
-            ],
-            "rfp_margin=80.5",
-        ),
-        (
-            vec![
-                "match",
-                "--engine",
-                "name=a",
-                &empty,
-                "--engine",
-                "name=b",
-                "--each",
-                "nodes=100",
-            ],
-            "empty.txt",
-        ),
-        (
-            vec![
-                "match",
-                "--engine",
-                "name=a",
-                &twice,
-                "--engine",
-                "name=b",
-                "--each",
-                "nodes=100",
-            ],
+            with(&file("twice.txt", b"rfp_margin, 80\nrfp_margin, 90\n")),
             "twice.txt:2",
         ),
     ];
+    let cases: Vec<(Vec<&str>, &str)> = lines.iter().map(|(l, n)| (argv(l), *n)).collect();
     usage_errors(&cases);
 
     // A byte-order mark (as some Windows editors write) is not part of the first name: the
     // file plays the same games as one without it.
-    let with_bom = file("bom.txt", b"\xef\xbb\xbfrfp_margin, 60\n");
-    let without = file("plain.txt", b"rfp_margin, 60\n");
     let mut rows = Vec::new();
-    for (params, csv) in [(&with_bom, "bom.csv"), (&without, "plain.csv")] {
-        let csv = dir.path().join(csv);
-        ok(&run(&[
-            "match",
-            "--engine",
-            "name=a",
-            params,
-            "--engine",
-            "name=b",
-            "--each",
-            "nodes=200",
-            "--games",
-            "2",
-            "--quiet",
-            "--results",
-            path_str(&csv),
-        ]));
+    for (name, text) in [
+        ("bom", &b"\xef\xbb\xbfrfp_margin, 60\n"[..]),
+        ("plain", &b"rfp_margin, 60\n"[..]),
+    ] {
+        let csv = dir.path().join(format!("{name}.csv"));
+        let params = file(&format!("{name}.txt"), text);
+        ok(&run(&argv(&format!(
+            "{} --results {}",
+            with(&params),
+            path_str(&csv)
+        ))));
         rows.push(rows_without_time(&csv));
     }
     assert_eq!(rows[0].len(), 3, "header + 2 rows");
@@ -234,17 +149,14 @@ fn nonsense_perft_and_stats_input() {
     // 17 white pieces: a ninth pawn on a3.
     let seventeen = "rnbqkbnr/pppppppp/8/8/8/P7/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["perft", "--depth", "2", "--max-depth", "3"],
-            "--max-depth",
-        ),
+        (argv("perft --depth 2 --max-depth 3"), "--max-depth"),
         (vec!["perft", "--suite", path_str(&empty)], "no positions"),
         (
             vec!["perft", "--fen", seventeen, "--depth", "1"],
             "17 pieces",
         ),
         (
-            vec!["stats", "--wdl", "18446744073709551615", "1", "0"],
+            argv("stats --wdl 18446744073709551615 1 0"),
             "more games than fit",
         ),
     ];
@@ -255,18 +167,10 @@ fn nonsense_perft_and_stats_input() {
 fn datagen_inspect_reads_a_text_file_with_a_byte_order_mark() {
     let dir = tempfile::tempdir().unwrap();
     let plain = dir.path().join("plain.txt");
-    ok(&run(&[
-        "datagen",
-        "--out",
-        path_str(&plain),
-        "--games",
-        "1",
-        "--nodes",
-        "200",
-        "--format",
-        "text",
-        "--quiet",
-    ]));
+    ok(&run(&argv(&format!(
+        "datagen --out {} --games 1 --nodes 200 --format text --quiet",
+        path_str(&plain)
+    ))));
     let bom = dir.path().join("bom.txt");
     let mut text = b"\xef\xbb\xbf".to_vec();
     text.extend(bytes(&plain));
@@ -316,28 +220,15 @@ fn messages_say_what_is_wrong() {
 
     // A plot into a directory that does not exist is a usage error, not a failure.
     let csv = dir.path().join("t.csv");
-    ok(&run(&[
-        "tune",
-        "--param",
-        "rfp_margin",
-        "--each",
-        "nodes=100",
-        "--iterations",
-        "1",
-        "--pairs-per-iteration",
-        "1",
-        "--csv",
-        path_str(&csv),
-        "--quiet",
-    ]));
+    ok(&run(&argv(&format!(
+        "tune --param rfp_margin --each nodes=100 --iterations 1 --pairs-per-iteration 1 --csv {} --quiet",
+        path_str(&csv)
+    ))));
     usage_error(
-        &run(&[
-            "tune",
-            "--plot",
-            path_str(&csv),
-            "--svg",
-            "/nonexistent/dir/x.svg",
-        ]),
+        &run(&argv(&format!(
+            "tune --plot {} --svg /nonexistent/dir/x.svg",
+            path_str(&csv)
+        ))),
         "/nonexistent/dir",
     );
 }
@@ -347,22 +238,10 @@ fn ctrl_c_stops_within_a_pair_per_worker() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("r.csv");
     let mut child = spar()
-        .args([
-            "match",
-            "--engine",
-            "name=a",
-            "--engine",
-            "name=b",
-            "--each",
-            "nodes=300",
-            "--games",
-            "2000",
-            "--concurrency",
-            "2",
-            "--quiet",
-            "--results",
-            path_str(&csv),
-        ])
+        .args(argv(&format!(
+            "match --engine name=a --engine name=b --each nodes=300 --games 2000 --concurrency 2 --quiet --results {}",
+            path_str(&csv)
+        )))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

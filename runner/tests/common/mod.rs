@@ -12,6 +12,12 @@ pub fn spar() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spar"))
 }
 
+/// A command line written as one string, split at white space (for arguments without
+/// spaces; temporary paths have none).
+pub fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs spar with `args` and waits for it.
 pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     spar().args(args).output().expect("spawn spar")
