@@ -2,28 +2,15 @@
 //! concurrency, kill -9 and resume, the position target, text filters, DFRC starts,
 //! `--inspect`, bad input, and training positions recorded by `spar match`.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::*;
 use data::training::viriformat;
 use data::training::TrainingGame;
-
-fn spar() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-}
-
-fn run(args: &[&str]) -> Output {
-    spar().args(args).output().expect("spawn spar")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("utf-8 temp path")
-}
 
 fn games(path: &Path) -> Vec<TrainingGame> {
     viriformat::read_games(path)
@@ -34,7 +21,14 @@ fn games(path: &Path) -> Vec<TrainingGame> {
 
 /// A cheap datagen run into `out`.
 fn datagen(out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["datagen", "--out", p(out), "--nodes", "400", "--quiet"];
+    let mut args = vec![
+        "datagen",
+        "--out",
+        path_str(out),
+        "--nodes",
+        "400",
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
     run(&args)
 }
@@ -49,8 +43,8 @@ fn same_files_at_any_concurrency() {
             &out,
             &["--games", "6", "--concurrency", c, "--format", "both"],
         );
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        assert!(text(&o.stdout).contains("6 games"), "{}", text(&o.stdout));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("6 games"), "{}", stdout(&o));
         let txt = dir.path().join(format!("c{c}.vf.txt"));
         files.push((std::fs::read(&out).unwrap(), std::fs::read(&txt).unwrap()));
     }
@@ -84,7 +78,7 @@ fn positions_target_and_unfiltered_text() {
             "--keep-tactical",
         ],
     );
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let g = games(&out);
     let positions: usize = g.iter().map(|g| g.moves.len()).sum();
     let last = g.last().unwrap().moves.len();
@@ -105,7 +99,7 @@ fn killed_run_resumes_to_the_same_files() {
         .args([
             "datagen",
             "--out",
-            p(&out),
+            path_str(&out),
             "--games",
             "1000",
             "--nodes",
@@ -137,10 +131,10 @@ fn killed_run_resumes_to_the_same_files() {
         .count();
     let target = (present + 2).to_string();
     let o = datagen(&out, &["--games", &target, "--format", "both", "--resume"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let straight = dir.path().join("s.vf");
     let o = datagen(&straight, &["--games", &target, "--format", "both"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read(&out).unwrap(),
         std::fs::read(&straight).unwrap()
@@ -155,7 +149,7 @@ fn killed_run_resumes_to_the_same_files() {
     f.set_len(len - 7).unwrap();
     drop(f);
     let o = datagen(&out, &["--games", &target, "--format", "both", "--resume"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read(&out).unwrap(),
         std::fs::read(&straight).unwrap()
@@ -168,7 +162,7 @@ fn dfrc_starts_are_chess960() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("d.vf");
     let o = datagen(&out, &["--games", "4", "--dfrc", "--random-plies", "2"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let g = games(&out);
     assert_eq!(g.len(), 4);
     assert!(g.iter().any(|g| g.start.is_chess960()));
@@ -182,9 +176,9 @@ fn inspect_reports_and_validates() {
     assert!(datagen(&out, &["--games", "3", "--format", "both"])
         .status
         .success());
-    let o = run(&["datagen", "--inspect", p(&out), "--samples", "2"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let report = text(&o.stdout);
+    let o = run(&["datagen", "--inspect", path_str(&out), "--samples", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
     for want in [
         "Format: viriformat",
         "Games: 3",
@@ -195,9 +189,13 @@ fn inspect_reports_and_validates() {
     ] {
         assert!(report.contains(want), "{want} in {report}");
     }
-    let o = run(&["datagen", "--inspect", p(&dir.path().join("i.vf.txt"))]);
+    let o = run(&[
+        "datagen",
+        "--inspect",
+        path_str(&dir.path().join("i.vf.txt")),
+    ]);
     assert!(o.status.success());
-    assert!(text(&o.stdout).contains("Format: text"));
+    assert!(stdout(&o).contains("Format: text"));
 
     // Corrupt the result byte of the second game: exit 1 naming its offset.
     let g = games(&out);
@@ -205,11 +203,11 @@ fn inspect_reports_and_validates() {
     let mut bytes = std::fs::read(&out).unwrap();
     bytes[second + 30] = 5;
     std::fs::write(&out, bytes).unwrap();
-    let o = run(&["datagen", "--inspect", p(&out)]);
+    let o = run(&["datagen", "--inspect", path_str(&out)]);
     assert_eq!(o.status.code(), Some(1));
-    let err = text(&o.stderr);
+    let err = stderr(&o);
     assert!(err.contains(&format!("byte offset {second}")), "{err}");
-    assert!(text(&o.stdout).contains("Games: 1"));
+    assert!(stdout(&o).contains("Games: 1"));
 }
 
 #[test]
@@ -218,12 +216,15 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     let out = dir.path().join("b.vf");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["datagen", "--games", "1"], "--out"),
-        (vec!["datagen", "--out", p(&out)], "exactly one of --games"),
+        (
+            vec!["datagen", "--out", path_str(&out)],
+            "exactly one of --games",
+        ),
         (
             vec![
                 "datagen",
                 "--out",
-                p(&out),
+                path_str(&out),
                 "--games",
                 "1",
                 "--positions",
@@ -235,7 +236,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             vec![
                 "datagen",
                 "--out",
-                p(&out),
+                path_str(&out),
                 "--games",
                 "1",
                 "--format",
@@ -247,7 +248,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             vec![
                 "datagen",
                 "--out",
-                p(&out),
+                path_str(&out),
                 "--games",
                 "1",
                 "--book",
@@ -259,7 +260,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             vec![
                 "datagen",
                 "--out",
-                p(&out),
+                path_str(&out),
                 "--games",
                 "1",
                 "--concurrency",
@@ -268,7 +269,15 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "--concurrency",
         ),
         (
-            vec!["datagen", "--out", p(&out), "--games", "1", "--nodes", "0"],
+            vec![
+                "datagen",
+                "--out",
+                path_str(&out),
+                "--games",
+                "1",
+                "--nodes",
+                "0",
+            ],
             "--nodes",
         ),
         (
@@ -276,18 +285,12 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "nonexistent",
         ),
     ];
-    for (args, want) in cases {
-        let o = run(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        let err = text(&o.stderr);
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    }
+    usage_errors(&cases);
     // An existing file is never overwritten without --resume.
     std::fs::write(&out, b"precious").unwrap();
     let o = datagen(&out, &["--games", "1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--resume"));
+    assert!(stderr(&o).contains("--resume"));
     assert_eq!(std::fs::read(&out).unwrap(), b"precious");
 }
 
@@ -309,9 +312,9 @@ fn match_dumps_its_games_and_resumes_with_them() {
             games,
             "--quiet",
             "--results",
-            p(&csv),
+            path_str(&csv),
             "--dump-positions",
-            p(&dump),
+            path_str(&dump),
             "format=both",
             "min-ply=0",
         ];
@@ -319,7 +322,7 @@ fn match_dumps_its_games_and_resumes_with_them() {
             args.push("--resume");
         }
         let o = run(&args);
-        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(o.status.success(), "{}", stderr(&o));
         dump
     };
     let resumed = play("r", "2", false);
@@ -350,11 +353,11 @@ fn match_dumps_its_games_and_resumes_with_them() {
         "--games",
         "2",
         "--dump-positions",
-        p(&dir.path().join("x.vf")),
+        path_str(&dir.path().join("x.vf")),
         "format=csv",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--dump-positions"));
+    assert!(stderr(&o).contains("--dump-positions"));
 }
 
 #[test]
@@ -365,7 +368,7 @@ fn ctrl_c_keeps_complete_games_and_exits_130() {
         .args([
             "datagen",
             "--out",
-            p(&out),
+            path_str(&out),
             "--games",
             "1000",
             "--nodes",
@@ -381,22 +384,14 @@ fn ctrl_c_keeps_complete_games_and_exits_130() {
         .spawn()
         .unwrap();
     let index = dir.path().join("c.vf.idx");
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&index).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "datagen wrote nothing"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
-    let summary = text(&o.stdout);
+    wait_for_lines(
+        &index,
+        2,
+        Duration::from_millis(10),
+        "datagen wrote nothing",
+    );
+    let o = interrupted(child);
+    let summary = stdout(&o);
     assert!(summary.contains("Interrupted after"), "{summary}");
     // Every line of the text file belongs to a game in the index.
     let index = std::fs::read_to_string(&index).unwrap();

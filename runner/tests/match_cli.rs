@@ -1,42 +1,13 @@
 //! `spar match` / `spar sprt` as a user runs them: determinism across concurrency, SPRT
 //! decisions, kill -9 and resume, torn files, bad input, and misbehaving external engines.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn spar() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-}
-
-fn run(args: &[&str]) -> Output {
-    spar().args(args).output().expect("spawn spar")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
-
-/// The CSV rows without the duration column (the only one that depends on timing).
-fn rows_without_time(csv: &Path) -> Vec<String> {
-    std::fs::read_to_string(csv)
-        .expect("results file")
-        .lines()
-        .map(|l| l.rsplit_once(',').map_or(l, |(head, _)| head).to_string())
-        .collect()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("json file")).expect("valid json")
-}
+use common::*;
 
 /// Weakened: knights and bishops valued as 1.5 pawns.
 const WEAK: [&str; 5] = [
@@ -175,10 +146,7 @@ fn killed_run_resumes_to_the_same_counts() {
         .unwrap();
     let start = Instant::now();
     loop {
-        let rows = std::fs::read_to_string(&csv)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if rows >= 5 || start.elapsed() > Duration::from_secs(60) {
+        if lines_in(&csv) >= 5 || start.elapsed() > Duration::from_secs(60) {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -415,14 +383,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "movecount=x",
         ),
     ];
-    for (args, needle) in cases {
-        let o = run(&args);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
-        assert!(!err.contains("panicked"), "{err}");
-    }
+    usage_errors(&cases);
 }
 
 /// A fake UCI engine in bash: answers the handshake, then misbehaves on `go`.
@@ -542,17 +503,11 @@ fn crashing_and_hanging_engines_forfeit_and_are_counted() {
 
 #[test]
 fn plays_stockfish_as_an_external_engine() {
-    let sf = ["/usr/games/stockfish", "/usr/bin/stockfish"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let Some(sf) = sf else {
-        let what = "stockfish is not installed (apt-get install stockfish)";
-        // Under CI a missing client is a failure, not a skip: `.ci/setup` installs it.
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{what}: CI=true, so this test may not skip; .ci/setup installs it (bash .ci/setup)"
+    let Some(sf) = stockfish() else {
+        missing_client(
+            "plays_stockfish_as_an_external_engine",
+            "stockfish is not installed (apt-get install stockfish)",
         );
-        eprintln!("NOTICE: {what}; external-engine match test skipped");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -619,21 +574,10 @@ fn ctrl_c_writes_the_summary_and_leaves_a_resumable_file() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while std::fs::read_to_string(&csv)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-        < 3
-        && start.elapsed() < Duration::from_secs(60)
-    {
+    while lines_in(&csv) < 3 && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let o = interrupted(child);
     let out = stdout(&o);
     assert!(
         out.contains("Score of a vs b") && out.contains("Interrupted"),

@@ -7,28 +7,16 @@
 //! build they check the other side: builtin engines are refused with `--no-build`, and
 //! external engines without the feature produce an empty, clearly labelled report.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
+use common::*;
 use serde_json::{json, Value};
 
 const TRACK: bool = cfg!(feature = "track");
-
-fn spar(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-        .args(args)
-        .output()
-        .expect("spar runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A statistics file with one variant and two sites (a flag and a wide-ranged value).
 fn fixture(name: &str, fired: u64, shift: i64) -> Value {
@@ -70,29 +58,29 @@ fn saved_runs_are_rendered_compared_and_written() {
     std::fs::write(&a, fixture("uci", 30, 0).to_string()).unwrap();
     std::fs::write(&b, fixture("uci", 60, 10).to_string()).unwrap();
     let out = dir.path().join("cmp");
-    let o = spar(&[
+    let o = run(&[
         "report",
         "--from",
-        path(&a),
+        path_str(&a),
         "--from",
-        path(&b),
+        path_str(&b),
         "--out",
-        path(&out),
+        path_str(&out),
     ]);
-    let stdout = text(&o.stdout);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
     // Same variant name in both files: the second is told apart by its file name.
     assert!(
-        stdout.contains("2 sites; uci (4 games) vs uci (dev) (4 games)"),
-        "{stdout}"
+        printed.contains("2 sites; uci (4 games) vs uci (dev) (4 games)"),
+        "{printed}"
     );
     assert!(
-        stdout.contains("rfp    engine/src/search/alphabeta.rs:469"),
-        "{stdout}"
+        printed.contains("rfp    engine/src/search/alphabeta.rs:469"),
+        "{printed}"
     );
-    assert!(stdout.contains("Δ uci (dev) − uci: N/game"), "{stdout}");
+    assert!(printed.contains("Δ uci (dev) − uci: N/game"), "{printed}");
     // 30 % vs 60 % with 4 games: the μ difference is flagged.
-    let rfp_delta = stdout
+    let rfp_delta = printed
         .lines()
         .find(|l| l.starts_with("  Δ"))
         .unwrap()
@@ -124,9 +112,9 @@ fn saved_runs_are_rendered_compared_and_written() {
 
     // The written files read back (JSON and CSV) and render the same blocks.
     for file in ["stats.json", "stats.csv"] {
-        let o = spar(&["report", "--from", path(&out.join(file))]);
-        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
-        assert!(text(&o.stdout).contains("rfp/margin"), "{file}");
+        let o = run(&["report", "--from", path_str(&out.join(file))]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        assert!(stdout(&o).contains("rfp/margin"), "{file}");
     }
 }
 
@@ -141,7 +129,7 @@ fn bad_input_is_one_line_and_exit_2() {
             "cannot read",
         ),
         (
-            vec!["report", "--from", path(&junk)],
+            vec!["report", "--from", path_str(&junk)],
             "not a spar statistics file",
         ),
         (
@@ -166,19 +154,19 @@ fn bad_input_is_one_line_and_exit_2() {
             "unknown engine key",
         ),
         (
-            vec!["report", "--from", path(&junk), "--out", path(&junk)],
+            vec![
+                "report",
+                "--from",
+                path_str(&junk),
+                "--out",
+                path_str(&junk),
+            ],
             "cannot create the directory",
         ),
     ];
-    for (args, needle) in cases {
-        let o = spar(&args);
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    }
+    usage_errors(&cases);
     // Neither --engine nor --from: clap's usage error.
-    assert_eq!(spar(&["report"]).status.code(), Some(2));
+    assert_eq!(run(&["report"]).status.code(), Some(2));
 }
 
 fn sites_of(json: &Value, variant: usize) -> Vec<String> {
@@ -193,8 +181,8 @@ fn sites_of(json: &Value, variant: usize) -> Vec<String> {
 #[test]
 fn a_short_run_writes_the_report_files() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |out: &Path, concurrency: &str| {
-        spar(&[
+    let play = |out: &Path, concurrency: &str| {
+        run(&[
             "report",
             "--engine",
             "name=dev",
@@ -210,27 +198,27 @@ fn a_short_run_writes_the_report_files() {
             "--quiet",
             "--no-build",
             "--out",
-            path(out),
+            path_str(out),
         ])
     };
     let out = dir.path().join("rep");
-    let o = run(&out, "2");
+    let o = play(&out, "2");
     if !TRACK {
         assert_eq!(o.status.code(), Some(2));
-        let err = text(&o.stderr);
+        let err = stderr(&o);
         assert!(
             err.contains("built without the `track` feature") && err.contains("--features track"),
             "{err}"
         );
         return;
     }
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = stdout(&o);
     assert!(
-        stdout.contains("dev (4 games) vs base (4 games)"),
-        "{stdout}"
+        printed.contains("dev (4 games) vs base (4 games)"),
+        "{printed}"
     );
-    assert!(stdout.contains("Δ base − dev"), "{stdout}");
+    assert!(printed.contains("Δ base − dev"), "{printed}");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     let sites = sites_of(&json, 0);
@@ -249,7 +237,7 @@ fn a_short_run_writes_the_report_files() {
         .contains("<svg"));
     // Deterministic under a node limit, at any concurrency.
     let again = dir.path().join("again");
-    assert!(run(&again, "1").status.success());
+    assert!(play(&again, "1").status.success());
     assert_eq!(
         std::fs::read_to_string(out.join("stats.json")).unwrap(),
         std::fs::read_to_string(again.join("stats.json")).unwrap()
@@ -260,7 +248,7 @@ fn a_short_run_writes_the_report_files() {
 fn uci_sessions_dump_their_statistics_on_quit() {
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("dump.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spar"))
+    let mut child = spar()
         .arg("uci")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -274,11 +262,11 @@ fn uci_sessions_dump_their_statistics_on_quit() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(script.as_bytes()).unwrap();
     // Let the search finish before quitting (quit would stop it).
-    let stdout = child.stdout.take().unwrap();
+    let pipe = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
         let mut lines = Vec::new();
-        for line in std::io::BufReader::new(stdout).lines() {
+        for line in std::io::BufReader::new(pipe).lines() {
             let line = line.unwrap();
             let done = line.starts_with("bestmove");
             lines.push(line);
@@ -299,9 +287,9 @@ fn uci_sessions_dump_their_statistics_on_quit() {
     let sites = sites_of(&json, 0);
     if TRACK {
         assert!(sites.iter().any(|s| s == "tt/hit"), "{sites:?}");
-        let o = spar(&["report", "--from", path(&dump)]);
+        let o = run(&["report", "--from", path_str(&dump)]);
         assert!(o.status.success());
-        assert!(text(&o.stdout).contains("tt/hit"));
+        assert!(stdout(&o).contains("tt/hit"));
     } else {
         assert!(sites.is_empty(), "{sites:?}");
     }
@@ -311,7 +299,7 @@ fn uci_sessions_dump_their_statistics_on_quit() {
 fn external_engines_report_through_trackfile() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ext");
-    let o = spar(&[
+    let o = run(&[
         "report",
         "--engine",
         &format!("cmd={}", env!("CARGO_BIN_EXE_spar")),
@@ -323,9 +311,9 @@ fn external_engines_report_through_trackfile() {
         "2",
         "--quiet",
         "--out",
-        path(&out),
+        path_str(&out),
     ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(json["variants"][0]["name"], "ext");
@@ -334,7 +322,7 @@ fn external_engines_report_through_trackfile() {
     if TRACK {
         assert!(sites_of(&json, 0).iter().any(|s| s == "rfp"));
     } else {
-        assert!(text(&o.stderr).contains("recorded no track! site"));
-        assert!(text(&o.stdout).contains("no site recorded anything"));
+        assert!(stderr(&o).contains("recorded no track! site"));
+        assert!(stdout(&o).contains("no site recorded anything"));
     }
 }

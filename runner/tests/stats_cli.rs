@@ -1,24 +1,10 @@
 //! `spar stats` and `spar sim` through the binary: the reference vectors via `--json`,
 //! the text lines, and one-line errors with exit code 2.
 
-use std::process::{Command, Output};
+mod common;
 
+use common::*;
 use serde_json::Value;
-
-fn spar(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-        .args(args)
-        .output()
-        .expect("spar runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn as_number(value: &Value) -> f64 {
     match value {
@@ -68,7 +54,7 @@ fn json_matches_every_vector() {
             args.push(sprt["model"].as_str().unwrap().into());
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let output = spar(&argv);
+        let output = run(&argv);
         assert!(output.status.success(), "{id}: {}", stderr(&output));
         let actual: Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
         for (key, want) in vector["expected"].as_object().unwrap() {
@@ -102,7 +88,7 @@ fn json_matches_every_vector() {
 
 #[test]
 fn text_output_has_the_cutechess_and_fastchess_lines() {
-    let output = spar(&[
+    let output = run(&[
         "stats", "--wdl", "136", "111", "96", "--names", "new", "old",
     ]);
     assert!(output.status.success());
@@ -120,7 +106,7 @@ fn text_output_has_the_cutechess_and_fastchess_lines() {
         "Games: 343, Wins: 136, Losses: 96, Draws: 111, Points: 191.5 (55.83 %)"
     );
 
-    let output = spar(&[
+    let output = run(&[
         "stats", "--ptnml", "365", "16618", "36229", "16974", "390", "--elo0", "0", "--elo1", "2",
     ]);
     assert!(output.status.success());
@@ -146,7 +132,7 @@ fn text_output_has_the_cutechess_and_fastchess_lines() {
 #[test]
 fn wdl_and_ptnml_together_must_agree() {
     // 2 pairs: WL and DD → 1 win, 2 draws, 1 loss.
-    let ok = spar(&[
+    let ok = run(&[
         "stats", "--wdl", "1", "2", "1", "--ptnml", "0", "0", "2", "0", "0", "--json",
     ]);
     assert!(ok.status.success(), "{}", stderr(&ok));
@@ -154,7 +140,7 @@ fn wdl_and_ptnml_together_must_agree() {
     assert_eq!(v["games"], 4);
     assert_eq!(v["wins"], 1);
     assert_eq!(v["pair_draw_ratio"], 1.0);
-    let bad = spar(&[
+    let bad = run(&[
         "stats", "--wdl", "2", "0", "0", "--ptnml", "0", "0", "2", "0", "0",
     ]);
     assert_eq!(bad.status.code(), Some(2));
@@ -222,7 +208,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["sim", "--elo", "0", "--runs", "0"], "--runs 0"),
     ];
     for (args, needle) in cases {
-        let output = spar(args);
+        let output = run(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let err = stderr(&output);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -239,7 +225,7 @@ fn sim_reports_pass_rate_and_games() {
     let args = [
         "sim", "--elo", "15", "--elo0", "0", "--elo1", "15", "--runs", "200", "--seed", "3",
     ];
-    let output = spar(&args);
+    let output = run(&args);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     let rate_line = text
@@ -255,5 +241,5 @@ fn sim_reports_pass_rate_and_games() {
     assert!((rate - 0.95).abs() < 0.06, "{text}");
     assert!(text.contains("Games to a decision: mean "), "{text}");
     // Deterministic for a seed.
-    assert_eq!(stdout(&spar(&args)), text);
+    assert_eq!(stdout(&run(&args)), text);
 }

@@ -2,43 +2,15 @@
 //! file and resume; parameter-file errors; the SVG plot; Ctrl-C; a Texel run whose output
 //! a match loads.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
 use engine::position::Position;
 use engine::rng::SplitMix64;
-
-fn spar(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("spar runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-fn usage_error(out: &Output, needle: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(needle), "expected '{needle}' in: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
 
 const TUNE: &[&str] = &[
     "tune",
@@ -65,9 +37,9 @@ fn with(extra: &[&'static str]) -> Vec<&'static str> {
 fn spsa_run_writes_trajectory_and_values_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = ok(&spar(
-        &with(&["--concurrency", "2", "--csv", "a.csv", "--out", "a.txt"]),
+    let out = ok(&run_in(
         d,
+        &with(&["--concurrency", "2", "--csv", "a.csv", "--out", "a.txt"]),
     ));
     assert!(out.contains("SPSA: 4/4 iterations, 16 games"), "{out}");
     for needle in [
@@ -98,21 +70,22 @@ fn spsa_run_writes_trajectory_and_values_and_resumes_exactly() {
         lines[0], lines[1], lines[2], lines[3]
     );
     std::fs::write(d.join("b.csv"), torn).unwrap();
-    let resumed = ok(&spar(
-        &with(&["--concurrency", "1", "--csv", "b.csv", "--resume"]),
+    let resumed = ok(&run_in(
         d,
+        &with(&["--concurrency", "1", "--csv", "b.csv", "--resume"]),
     ));
     assert_eq!(std::fs::read_to_string(d.join("b.csv")).unwrap(), a);
     assert!(resumed.contains("SPSA: 4/4 iterations, 16 games (8 this session"));
 
     // Without --resume an existing trajectory is never overwritten.
     usage_error(
-        &spar(&with(&["--csv", "a.csv"]), d),
+        &run_in(d, &with(&["--csv", "a.csv"])),
         "add --resume to continue",
     );
 
     // The values load into a builtin engine.
-    ok(&spar(
+    ok(&run_in(
+        d,
         &[
             "match",
             "--engine",
@@ -126,16 +99,15 @@ fn spsa_run_writes_trajectory_and_values_and_resumes_exactly() {
             "2",
             "--quiet",
         ],
-        d,
     ));
 
     // The plot.
-    let plotted = ok(&spar(&["tune", "--plot", "a.csv"], d));
+    let plotted = ok(&run_in(d, &["tune", "--plot", "a.csv"]));
     assert!(plotted.contains("a.svg"));
     let svg = std::fs::read_to_string(d.join("a.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.matches("<polyline").count() == 2);
     usage_error(
-        &spar(&["tune", "--plot", "a.txt"], d),
+        &run_in(d, &["tune", "--plot", "a.txt"]),
         "not a spar tune trajectory",
     );
 }
@@ -149,7 +121,8 @@ fn parameter_files_and_bad_input() {
         "# OpenBench and fishtest lines\nrfp_margin, int, 80, 20, 200, 6, 0.002\nfutility_base, 80, 0, 300, 8, 0.002\n",
     )
     .unwrap();
-    let out = ok(&spar(
+    let out = ok(&run_in(
+        d,
         &[
             "tune",
             "--params",
@@ -162,7 +135,6 @@ fn parameter_files_and_bad_input() {
             "1",
             "--quiet",
         ],
-        d,
     ));
     assert!(out.contains("futility_base, "), "{out}");
     std::fs::write(
@@ -173,7 +145,7 @@ fn parameter_files_and_bad_input() {
     let base = ["tune", "--each", "nodes=200", "--iterations", "1"];
     let run = |extra: &[&str]| {
         let args: Vec<&str> = base.iter().chain(extra).copied().collect();
-        spar(&args, d)
+        run_in(d, &args)
     };
     usage_error(
         &run(&["--params", "bad.txt"]),
@@ -190,7 +162,7 @@ fn parameter_files_and_bad_input() {
         "already listed",
     );
     usage_error(
-        &spar(&["tune", "--param", "rfp_margin", "--iterations", "1"], d),
+        &run_in(d, &["tune", "--param", "rfp_margin", "--iterations", "1"]),
         "no limit",
     );
     usage_error(
@@ -207,7 +179,7 @@ fn parameter_files_and_bad_input() {
 fn ctrl_c_stops_with_a_resumable_trajectory() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let child = Command::new(env!("CARGO_BIN_EXE_spar"))
+    let child = spar()
         .args([
             "tune",
             "--param",
@@ -229,23 +201,18 @@ fn ctrl_c_stops_with_a_resumable_trajectory() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::fs::read_to_string(d.join("run.csv")).map_or(0, |t| t.lines().count()) < 3 {
-        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    let err = text(&out.stderr);
+    wait_for_lines(
+        &d.join("run.csv"),
+        3,
+        Duration::from_millis(20),
+        "no progress",
+    );
+    let out = interrupted(child);
+    let err = stderr(&out);
     assert!(err.contains("--resume"), "{err}");
-    assert!(text(&out.stdout).contains("rfp_margin, "));
+    assert!(stdout(&out).contains("rfp_margin, "));
     // Every row on disk is whole.
-    ok(&spar(&["tune", "--plot", "run.csv"], d));
+    ok(&run_in(d, &["tune", "--plot", "run.csv"]));
 }
 
 /// Positions from random games, labelled with a noisy result that follows the material.
@@ -287,7 +254,8 @@ fn texel_run_writes_weights_a_match_loads() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write_positions(&d.join("pos.txt"), 1500);
-    let out = ok(&spar(
+    let out = ok(&run_in(
+        d,
         &[
             "texel",
             "--data",
@@ -299,7 +267,6 @@ fn texel_run_writes_weights_a_match_loads() {
             "--out",
             "w.txt",
         ],
-        d,
     ));
     assert!(out.contains("Positions: 1500"), "{out}");
     let epochs: Vec<f64> = out
@@ -318,7 +285,8 @@ fn texel_run_writes_weights_a_match_loads() {
     assert!(weights.contains("material_mg_knight, "));
     let rust = std::fs::read_to_string(d.join("w.rs")).unwrap();
     assert!(rust.contains("crate::tunable!(\n    pub MATERIAL_MG = eval \"material_mg\": ["));
-    ok(&spar(
+    ok(&run_in(
+        d,
         &[
             "match",
             "--engine",
@@ -332,11 +300,11 @@ fn texel_run_writes_weights_a_match_loads() {
             "2",
             "--quiet",
         ],
-        d,
     ));
 
     // A held-out set: its error per epoch, and the best epoch's weights are kept.
-    let out = ok(&spar(
+    let out = ok(&run_in(
+        d,
         &[
             "texel",
             "--data",
@@ -348,7 +316,6 @@ fn texel_run_writes_weights_a_match_loads() {
             "--out",
             "v.txt",
         ],
-        d,
     ));
     assert!(out.contains("Positions: 1200 (+300 held out)"), "{out}");
     assert!(
@@ -357,7 +324,8 @@ fn texel_run_writes_weights_a_match_loads() {
     );
     assert!(out.contains("Keeping the weights of epoch "), "{out}");
     // Targets blended with the search scores, weights pulled toward their start.
-    let out = ok(&spar(
+    let out = ok(&run_in(
+        d,
         &[
             "texel",
             "--data",
@@ -371,11 +339,11 @@ fn texel_run_writes_weights_a_match_loads() {
             "--out",
             "s.txt",
         ],
-        d,
     ));
     assert!(out.contains("Epoch 2  Error = "), "{out}");
     usage_error(
-        &spar(
+        &run_in(
+            d,
             &[
                 "texel",
                 "--data",
@@ -385,19 +353,19 @@ fn texel_run_writes_weights_a_match_loads() {
                 "--score-weight",
                 "2",
             ],
-            d,
         ),
         "--score-weight 2",
     );
     usage_error(
-        &spar(
-            &["texel", "--data", "pos.txt", "--out", "x.txt", "--l2=-1"],
+        &run_in(
             d,
+            &["texel", "--data", "pos.txt", "--out", "x.txt", "--l2=-1"],
         ),
         "--l2 -1",
     );
     usage_error(
-        &spar(
+        &run_in(
+            d,
             &[
                 "texel",
                 "--data",
@@ -407,7 +375,6 @@ fn texel_run_writes_weights_a_match_loads() {
                 "--validation",
                 "1",
             ],
-            d,
         ),
         "--validation 1",
     );
@@ -418,22 +385,22 @@ fn texel_run_writes_weights_a_match_loads() {
     )
     .unwrap();
     usage_error(
-        &spar(&["texel", "--data", "bad.txt", "--out", "x.txt"], d),
+        &run_in(d, &["texel", "--data", "bad.txt", "--out", "x.txt"]),
         "bad.txt:2: bad FEN",
     );
     usage_error(
-        &spar(&["texel", "--data", "none.txt", "--out", "x.txt"], d),
+        &run_in(d, &["texel", "--data", "none.txt", "--out", "x.txt"]),
         "cannot read --data none.txt",
     );
     std::fs::write(d.join("empty.txt"), "# nothing\n").unwrap();
     usage_error(
-        &spar(&["texel", "--data", "empty.txt", "--out", "x.txt"], d),
+        &run_in(d, &["texel", "--data", "empty.txt", "--out", "x.txt"]),
         "no positions",
     );
     usage_error(
-        &spar(
-            &["texel", "--data", "pos.txt", "--out", "x.txt", "--lr", "0"],
+        &run_in(
             d,
+            &["texel", "--data", "pos.txt", "--out", "x.txt", "--lr", "0"],
         ),
         "--lr 0",
     );

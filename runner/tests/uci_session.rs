@@ -13,12 +13,15 @@
 //! with the `chess` package is installed, and prints a `NOTICE` that it was skipped
 //! otherwise; under `CI=true` it fails instead of skipping (`.ci/setup` installs it).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::{missing_client, python_chess, spar};
 use engine::position::Position;
 use engine::search::Score;
 
@@ -46,7 +49,7 @@ struct Uci {
 
 impl Uci {
     fn start() -> Uci {
-        let mut child = Command::new(SPAR)
+        let mut child = spar()
             .arg("uci")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -961,31 +964,14 @@ fn end_of_input_exits() {
 fn python_chess_client() {
     let _g = serial();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/uci_python_client.py");
-    let probe = Command::new("python3")
-        .args(["-c", "import chess.engine; print(chess.__version__)"])
-        .output();
-    match probe {
-        Ok(out) if out.status.success() => eprintln!(
-            "python-chess {} found",
-            String::from_utf8_lossy(&out.stdout).trim()
-        ),
-        _ => {
-            let what = "python3 with the `chess` package is not installed (pip install chess)";
-            // Under CI a missing client is a failure, not a skip: `.ci/setup` installs it.
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{what}: CI=true, so python_chess_client may not skip; .ci/setup installs it \
-                 (bash .ci/setup)"
-            );
-            // Written to the real stderr, not through eprintln!, which the test harness
-            // captures and hides for passing tests: a skip must be visible.
-            let _ = writeln!(
-                std::io::stderr(),
-                "NOTICE: python_chess_client skipped: {what}"
-            );
-            return;
-        }
-    }
+    let Some(version) = python_chess() else {
+        missing_client(
+            "python_chess_client",
+            "python3 with the `chess` package is not installed (pip install chess)",
+        );
+        return;
+    };
+    eprintln!("python-chess {version} found");
     let out = Command::new("python3")
         .arg(script)
         .arg(SPAR)

@@ -1,17 +1,36 @@
 //! Helpers shared by the integration tests that run the `spar` binary as a user would.
 #![allow(dead_code)]
 
+use std::fmt::Display;
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 /// The `spar` binary under test.
 pub fn spar() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spar"))
 }
 
+/// A command line written as one string, split at white space (for arguments without
+/// spaces; temporary paths have none).
+pub fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs spar with `args` and waits for it.
 pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     spar().args(args).output().expect("spawn spar")
+}
+
+/// Runs spar with `args` in the directory `dir` (relative paths are read and written
+/// there) and waits for it.
+pub fn run_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Output {
+    spar()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("spawn spar")
 }
 
 /// Standard error as text.
@@ -43,16 +62,67 @@ pub fn ok(o: &Output) -> String {
 
 /// Asserts a usage error: exit code 2, one line on stderr containing `needle`, no panic.
 pub fn usage_error(o: &Output, needle: &str) {
+    check_usage_error("", o, needle);
+}
+
+/// Runs spar with each case's arguments and asserts a usage error containing its needle
+/// (as [`usage_error`]); a failure names the arguments.
+pub fn usage_errors(cases: &[(Vec<&str>, &str)]) {
+    for (args, needle) in cases {
+        check_usage_error(format!("{args:?}: "), &run(args), needle);
+    }
+}
+
+fn check_usage_error(context: impl Display, o: &Output, needle: &str) {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "expected exit 2; stderr: {err}");
-    assert!(err.contains(needle), "expected '{needle}' in: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{context}expected exit 2; stderr: {err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{context}expected '{needle}' in: {err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{context}one line: {err}");
+    assert!(!err.contains("panicked"), "{context}{err}");
 }
 
 /// A file's bytes (empty when it is missing).
 pub fn bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_default()
+}
+
+/// The number of lines in a text file (0 while it is missing).
+pub fn lines_in(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Waits until the text file at `path` has at least `n` lines, checking every `poll`;
+/// fails the test after 60 s (`what` says what was waited for).
+pub fn wait_for_lines(path: &Path, n: usize, poll: Duration, what: &str) {
+    let start = Instant::now();
+    while lines_in(path) < n {
+        assert!(start.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(poll);
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) to a running child.
+pub fn interrupt(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Sends SIGINT to a running child, waits for it and asserts exit code 130.
+pub fn interrupted(child: Child) -> Output {
+    interrupt(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    o
 }
 
 /// The results CSV without the duration column (the only one that depends on timing).
@@ -112,4 +182,35 @@ pub fn pgn_games(pgn: &Path) -> usize {
 /// A JSON file.
 pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("json file")).expect("valid json")
+}
+
+/// Where stockfish is installed, if it is.
+pub fn stockfish() -> Option<&'static str> {
+    ["/usr/games/stockfish", "/usr/bin/stockfish"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+}
+
+/// The version of python-chess (`python3` with the `chess` package), if it is installed.
+pub fn python_chess() -> Option<String> {
+    let out = Command::new("python3")
+        .args(["-c", "import chess.engine; print(chess.__version__)"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The real client or engine that `test` drives is missing (`what` says which and how to
+/// install it). Under `CI=true` that is a failure, not a skip: `.ci/setup` installs it.
+/// Otherwise a `NOTICE` goes to the real stderr and the caller returns (skips).
+pub fn missing_client(test: &str, what: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what}: CI=true, so {test} may not skip; .ci/setup installs it (bash .ci/setup)"
+    );
+    // Written to the real stderr, not through eprintln!, which the test harness captures
+    // and hides for passing tests: a skip must be visible.
+    let _ = writeln!(std::io::stderr(), "NOTICE: {test} skipped: {what}");
 }
