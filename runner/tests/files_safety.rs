@@ -621,15 +621,15 @@ fn a_closed_or_full_stdout_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let csv = trajectory(dir.path());
     let svg = dir.path().join("t.svg");
-    // Closed by the reader: exit 141, quietly.
-    let mut child = spar()
+    // Closed by the reader before spar starts (no race with its first write): exit 141,
+    // quietly.
+    let (read_end, write_end) = nix::unistd::pipe().unwrap();
+    drop(read_end);
+    let o = spar()
         .args(["tune", "--plot", path_str(&csv), "--svg", path_str(&svg)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdout(Stdio::from(write_end))
+        .output()
         .unwrap();
-    drop(child.stdout.take());
-    let o = child.wait_with_output().unwrap();
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
     assert!(svg.exists());
