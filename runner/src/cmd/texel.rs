@@ -1,8 +1,7 @@
 //! `spar texel`: Texel tuning of the evaluation weights on positions from `spar datagen`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use engine::params::{specs, Params};
@@ -89,7 +88,7 @@ pub fn run(args: TexelArgs) -> CliResult {
     let threads = match args.concurrency {
         Some(0) => return Err(CliError::usage("--concurrency must be at least 1")),
         Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => crate::cli::all_cores(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -217,8 +216,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         seed: args.seed,
         l2: args.l2,
     };
-    let abort = Arc::new(AtomicBool::new(false));
-    install_ctrl_c(abort.clone());
+    let abort = crate::interrupt::on_ctrl_c("stopping after this epoch");
     let mut write_error = None;
     let mut epochs_done = 0;
     // With a held-out set: the best weights so far, by held-out error.
@@ -328,16 +326,4 @@ fn write_outputs(start: &Params, w: &[f64], out: &Path, rust: &Path) -> CliResul
     write_atomically(rust, &source)
         .map_err(|e| CliError::failure(format!("cannot write --rust {}: {e}", rust.display())))?;
     Ok(p)
-}
-
-/// First Ctrl-C: stop after the current epoch and write the weights. Second: exit at once
-/// (the files on disk are whole: they are replaced atomically).
-fn install_ctrl_c(abort: Arc<AtomicBool>) {
-    let _ = ctrlc::set_handler(move || {
-        if abort.swap(true, Ordering::SeqCst) {
-            eprintln!("\nspar: second interrupt, exiting now");
-            std::process::exit(130);
-        }
-        eprintln!("\nspar: interrupt: stopping after this epoch");
-    });
 }
