@@ -89,6 +89,17 @@ fn resources_huge_concurrency_and_endless_inputs() {
         usage_error(&o, "/dev/zero");
         assert!(stderr(&o).contains("longer than"), "{line}: {}", stderr(&o));
     }
+    // Endless or bottomless files as the records a resume reads back: refused up front
+    // (the old spar hung reading /dev/zero or writing /dev/full).
+    for line in [
+        match_each("nodes=100 --results /dev/full"),
+        match_each("nodes=100 --results /dev/zero --resume"),
+        match_each("nodes=100 --dump-positions /dev/zero"),
+        "datagen --out /dev/full --games 2 --nodes 100 --quiet".into(),
+    ] {
+        let o = run_quickly(&argv(&line));
+        usage_error(&o, "is not a regular file");
+    }
 }
 
 #[test]

@@ -196,7 +196,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         .into_iter()
         .flatten()
     {
-        check.output("--out", p);
+        check.record("--out", p);
     }
     check.output("--out record", run_record::path_for(&out));
     check.check()?;

@@ -290,7 +290,7 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     check.book_words(args.book.book.as_deref());
     let f = &args.files;
     if let Some(r) = &f.results {
-        check.output("--results", r);
+        check.record("--results", r);
         check.output("--results record", run_record::path_for(r));
     }
     if let Some(p) = &f.pgnout {
@@ -302,7 +302,7 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
             .into_iter()
             .flatten()
         {
-            check.output("--dump-positions", p);
+            check.record("--dump-positions", p);
         }
     }
     if let Some(j) = &f.json {

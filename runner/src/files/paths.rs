@@ -19,6 +19,8 @@ struct Named {
     flag: String,
     path: PathBuf,
     output: bool,
+    /// Read back by `--resume`: must be a regular file.
+    record: bool,
 }
 
 /// The inputs and outputs of one command.
@@ -39,6 +41,7 @@ impl PathCheck {
             flag: flag.into(),
             path: path.as_ref().to_path_buf(),
             output: false,
+            record: false,
         });
         self
     }
@@ -49,6 +52,20 @@ impl PathCheck {
             flag: flag.into(),
             path: path.as_ref().to_path_buf(),
             output: true,
+            record: false,
+        });
+        self
+    }
+
+    /// A file the command appends to and reads back to resume (`--results`, a tune
+    /// `--csv`, datagen's `--out`): it must be a regular file, never a device or a pipe,
+    /// which could be read without end.
+    pub fn record(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(Named {
+            flag: flag.into(),
+            path: path.as_ref().to_path_buf(),
+            output: true,
+            record: true,
         });
         self
     }
@@ -114,6 +131,17 @@ impl PathCheck {
     /// there.
     pub fn writable(&self) -> CliResult {
         for f in self.files.iter().filter(|f| f.output) {
+            if f.record {
+                if let Ok(m) = std::fs::metadata(&f.path) {
+                    if !m.is_file() && !m.is_dir() {
+                        return Err(CliError::usage(format!(
+                            "{} {} is not a regular file: spar reads it back to resume; give a file",
+                            f.flag,
+                            f.path.display()
+                        )));
+                    }
+                }
+            }
             check_output(&f.flag, &f.path)?;
         }
         Ok(())
