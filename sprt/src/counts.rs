@@ -30,7 +30,7 @@ impl std::error::Error for CountError {}
 
 /// The result of one game for the tested engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GameResult {
+pub enum PlayerResult {
     /// The tested engine won (1 point).
     Win,
     /// The game was drawn (½ point).
@@ -39,22 +39,22 @@ pub enum GameResult {
     Loss,
 }
 
-impl GameResult {
+impl PlayerResult {
     /// Points scored by the tested engine, in half points: 2 for a win, 1 for a draw, 0 for a loss.
     pub fn half_points(self) -> usize {
         match self {
-            GameResult::Win => 2,
-            GameResult::Draw => 1,
-            GameResult::Loss => 0,
+            PlayerResult::Win => 2,
+            PlayerResult::Draw => 1,
+            PlayerResult::Loss => 0,
         }
     }
 
     /// The same game seen from the opponent's side.
-    pub fn flipped(self) -> GameResult {
+    pub fn flipped(self) -> PlayerResult {
         match self {
-            GameResult::Win => GameResult::Loss,
-            GameResult::Draw => GameResult::Draw,
-            GameResult::Loss => GameResult::Win,
+            PlayerResult::Win => PlayerResult::Loss,
+            PlayerResult::Draw => PlayerResult::Draw,
+            PlayerResult::Loss => PlayerResult::Win,
         }
     }
 }
@@ -126,11 +126,11 @@ impl Trinomial {
     }
 
     /// Counts one more game.
-    pub fn record(&mut self, result: GameResult) {
+    pub fn record(&mut self, result: PlayerResult) {
         match result {
-            GameResult::Win => self.wins += 1,
-            GameResult::Draw => self.draws += 1,
-            GameResult::Loss => self.losses += 1,
+            PlayerResult::Win => self.wins += 1,
+            PlayerResult::Draw => self.draws += 1,
+            PlayerResult::Loss => self.losses += 1,
         }
     }
 
@@ -165,8 +165,8 @@ impl AddAssign for Trinomial {
     }
 }
 
-impl FromIterator<GameResult> for Trinomial {
-    fn from_iter<I: IntoIterator<Item = GameResult>>(iter: I) -> Self {
+impl FromIterator<PlayerResult> for Trinomial {
+    fn from_iter<I: IntoIterator<Item = PlayerResult>>(iter: I) -> Self {
         let mut counts = Trinomial::default();
         for result in iter {
             counts.record(result);
@@ -188,12 +188,12 @@ impl Pentanomial {
     }
 
     /// The bucket (0..=4) a pair of games falls into: its points in half points.
-    pub fn bucket(first: GameResult, second: GameResult) -> usize {
+    pub fn bucket(first: PlayerResult, second: PlayerResult) -> usize {
         first.half_points() + second.half_points()
     }
 
     /// Counts one more pair of games.
-    pub fn record(&mut self, first: GameResult, second: GameResult) {
+    pub fn record(&mut self, first: PlayerResult, second: PlayerResult) {
         self.0[Self::bucket(first, second)] += 1;
     }
 
@@ -279,8 +279,8 @@ impl AddAssign for Pentanomial {
     }
 }
 
-impl FromIterator<(GameResult, GameResult)> for Pentanomial {
-    fn from_iter<I: IntoIterator<Item = (GameResult, GameResult)>>(iter: I) -> Self {
+impl FromIterator<(PlayerResult, PlayerResult)> for Pentanomial {
+    fn from_iter<I: IntoIterator<Item = (PlayerResult, PlayerResult)>>(iter: I) -> Self {
         let mut counts = Pentanomial::default();
         for (first, second) in iter {
             counts.record(first, second);
@@ -331,7 +331,7 @@ impl From<Pentanomial> for Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use GameResult::*;
+    use PlayerResult::*;
 
     #[test]
     fn pair_buckets_follow_points() {

@@ -26,7 +26,7 @@ mod mle;
 pub mod simulate;
 pub mod sprt;
 
-pub use counts::{CountError, GameResult, Pentanomial, Sample, Trinomial};
+pub use counts::{CountError, Pentanomial, PlayerResult, Sample, Trinomial};
 pub use elo::Estimate;
 pub use forecast::Forecast;
 pub use llr::Model;

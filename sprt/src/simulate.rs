@@ -16,7 +16,7 @@
 //! bound divided by twice the largest LLR change one pair can cause at the current MLEs
 //! (and at most a quarter of the pairs played), so a bound cannot be crossed unseen.
 
-use crate::counts::{GameResult, Pentanomial, Trinomial};
+use crate::counts::{Pentanomial, PlayerResult, Trinomial};
 use crate::elo::{bayeselo_to_wdl, elo_to_score, NELO_PER_T};
 use crate::llr::Model;
 use crate::mle::brent;
@@ -207,14 +207,14 @@ impl GameModel {
     }
 
     /// Plays one game.
-    pub fn play(&self, rng: &mut Xoshiro256) -> GameResult {
+    pub fn play(&self, rng: &mut Xoshiro256) -> PlayerResult {
         let u = rng.next_f64();
         if u < self.loss {
-            GameResult::Loss
+            PlayerResult::Loss
         } else if u < self.loss + self.draw {
-            GameResult::Draw
+            PlayerResult::Draw
         } else {
-            GameResult::Win
+            PlayerResult::Win
         }
     }
 }

@@ -1,18 +1,18 @@
 //! Symmetry and additivity properties of the estimates and counts.
 
 use sprt::simulate::Xoshiro256;
-use sprt::{GameResult, Model, Pentanomial, Sample, Sprt, Trinomial};
+use sprt::{Model, Pentanomial, PlayerResult, Sample, Sprt, Trinomial};
 
 fn close(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
 }
 
-fn random_results(rng: &mut Xoshiro256, n: usize) -> Vec<GameResult> {
+fn random_results(rng: &mut Xoshiro256, n: usize) -> Vec<PlayerResult> {
     (0..n)
         .map(|_| match rng.next_u64() % 3 {
-            0 => GameResult::Win,
-            1 => GameResult::Draw,
-            _ => GameResult::Loss,
+            0 => PlayerResult::Win,
+            1 => PlayerResult::Draw,
+            _ => PlayerResult::Loss,
         })
         .collect()
 }
@@ -83,8 +83,8 @@ fn merging_counts_equals_counting_everything() {
         let a = random_results(&mut rng, n);
         let b = random_results(&mut rng, m);
         let all: Vec<_> = a.iter().chain(&b).copied().collect();
-        let games = |r: &[GameResult]| r.iter().copied().collect::<Trinomial>();
-        let pairs = |r: &[GameResult]| r.chunks(2).map(|c| (c[0], c[1])).collect::<Pentanomial>();
+        let games = |r: &[PlayerResult]| r.iter().copied().collect::<Trinomial>();
+        let pairs = |r: &[PlayerResult]| r.chunks(2).map(|c| (c[0], c[1])).collect::<Pentanomial>();
         assert_eq!(games(&a) + games(&b), games(&all));
         assert_eq!(pairs(&a) + pairs(&b), pairs(&all));
         let mut merged = pairs(&a);

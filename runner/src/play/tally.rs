@@ -21,25 +21,25 @@ pub struct GameSummary {
 
 impl GameSummary {
     /// The first engine's result.
-    pub fn first_result(&self) -> sprt::GameResult {
+    pub fn first_result(&self) -> sprt::PlayerResult {
         let color = if self.first_is_white {
             Color::White
         } else {
             Color::Black
         };
         match self.outcome.half_points(color) {
-            2 => sprt::GameResult::Win,
-            1 => sprt::GameResult::Draw,
-            _ => sprt::GameResult::Loss,
+            2 => sprt::PlayerResult::Win,
+            1 => sprt::PlayerResult::Draw,
+            _ => sprt::PlayerResult::Loss,
         }
     }
 
     /// Index (0 = first engine, 1 = second) of the engine that lost, if any.
     pub fn loser(&self) -> Option<usize> {
         match self.first_result() {
-            sprt::GameResult::Win => Some(1),
-            sprt::GameResult::Loss => Some(0),
-            sprt::GameResult::Draw => None,
+            sprt::PlayerResult::Win => Some(1),
+            sprt::PlayerResult::Loss => Some(0),
+            sprt::PlayerResult::Draw => None,
         }
     }
 }

@@ -134,9 +134,9 @@ impl SelfPlay {
                 Color::Black
             };
             tally.record(match game.outcome.half_points(dev) {
-                2 => sprt::GameResult::Win,
-                1 => sprt::GameResult::Draw,
-                _ => sprt::GameResult::Loss,
+                2 => sprt::PlayerResult::Win,
+                1 => sprt::PlayerResult::Draw,
+                _ => sprt::PlayerResult::Loss,
             });
         }
         Some(tally)
