@@ -37,35 +37,27 @@ impl PathCheck {
 
     /// A file the command reads (`--book`, `params=`, `--data`, …).
     pub fn input(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
-        self.files.push(Named {
-            flag: flag.into(),
-            path: path.as_ref().to_path_buf(),
-            output: false,
-            record: false,
-        });
-        self
+        self.push(flag.into(), path.as_ref(), false, false)
     }
 
     /// A file the command writes (appends to, or replaces).
     pub fn output(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
-        self.files.push(Named {
-            flag: flag.into(),
-            path: path.as_ref().to_path_buf(),
-            output: true,
-            record: false,
-        });
-        self
+        self.push(flag.into(), path.as_ref(), true, false)
     }
 
     /// A file the command appends to and reads back to resume (`--results`, a tune
     /// `--csv`, datagen's `--out`): it must be a regular file, never a device or a pipe,
     /// which could be read without end.
     pub fn record(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
+        self.push(flag.into(), path.as_ref(), true, true)
+    }
+
+    fn push(&mut self, flag: String, path: &Path, output: bool, record: bool) -> &mut Self {
         self.files.push(Named {
-            flag: flag.into(),
-            path: path.as_ref().to_path_buf(),
-            output: true,
-            record: true,
+            flag,
+            path: path.to_path_buf(),
+            output,
+            record,
         });
         self
     }
