@@ -207,9 +207,8 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             &schedule,
             || progress.inc(),
             |pair: PairOutcome| {
-                let written = files.write_pair(&pair, &variants, &run.book);
-                if let Err(e) = written {
-                    *failure.borrow_mut() = Some(CliError::failure(e));
+                if let Err(e) = files.write_pair(&pair, &variants) {
+                    *failure.borrow_mut() = Some(e);
                     return Control::Stop;
                 }
                 let summaries = summary::pair_summaries(&pair);

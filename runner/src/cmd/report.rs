@@ -109,7 +109,7 @@ fn output(variants: Vec<VariantStats>, out: Option<&Path>, title: &str) -> CliRe
     let printed = stdout::print(&terminal::render(&variants));
     if let Some(dir) = out {
         let file = StatsFile::new(variants);
-        report::write_files(dir, &file, title).map_err(CliError::failure)?;
+        report::write_files(dir, &file, title)?;
         eprintln!(
             "spar: wrote {0}/stats.csv, {0}/stats.json and {0}/report.html",
             dir.display()

@@ -263,7 +263,7 @@ pub fn run(args: TuneArgs) -> CliResult {
                 r: Some(p.r.clone()),
             };
             if let Err(e) = t.append(&row) {
-                failure = Some(CliError::failure(e));
+                failure = Some(e);
                 break;
             }
             kill_point::record_written();

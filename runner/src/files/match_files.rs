@@ -23,7 +23,7 @@ use data::training::files::{complete_games, cut_to_games};
 use engine::types::GameResult;
 
 use crate::engines::variant::Variant;
-use crate::files::book::OpeningBook;
+use crate::error::{CliError, CliResult};
 use crate::files::kill_point;
 use crate::files::position_dump::{parse_spec, PositionDump};
 use crate::play::game::{PlayedGame, Termination};
@@ -202,13 +202,8 @@ impl MatchFiles {
     }
 
     /// Writes both games of a pair: to the dump, then the PGN, then the CSV rows (the
-    /// commit record, last).
-    pub fn write_pair(
-        &mut self,
-        pair: &PairOutcome,
-        variants: &[Variant; 2],
-        _book: &OpeningBook,
-    ) -> Result<(), String> {
+    /// commit record, last). A failed write is a failure (exit 1), not bad input.
+    pub fn write_pair(&mut self, pair: &PairOutcome, variants: &[Variant; 2]) -> CliResult {
         self.dump.write_pair(pair)?;
         let seats = |g: usize| {
             if g == 0 {
@@ -221,8 +216,9 @@ impl MatchFiles {
             for (g, game) in pair.games.iter().enumerate() {
                 let (white, black) = seats(g);
                 let record = pgn_record(pair, g, game, white, black, &self.date);
-                w.append_game(&record)
-                    .map_err(|e| format!("writing {}: {e}", w.path().display()))?;
+                w.append_game(&record).map_err(|e| {
+                    CliError::failure(format!("writing {}: {e}", w.path().display()))
+                })?;
                 kill_point::record_written();
             }
         }
@@ -230,7 +226,8 @@ impl MatchFiles {
             for (g, game) in pair.games.iter().enumerate() {
                 let (white, black) = seats(g);
                 let row = result_row(pair, g, game, &white.name, &black.name);
-                r.append(&row).map_err(|e| e.to_string())?;
+                r.append(&row)
+                    .map_err(|e| CliError::failure(e.to_string()))?;
                 kill_point::record_written();
             }
         }

@@ -14,6 +14,7 @@ use data::training::filter::TextFilter;
 use data::training::{white_score, ScoredMove, TrainingGame};
 use engine::position::Position;
 
+use crate::error::{CliError, CliResult};
 use crate::play::game::{PlayedGame, Termination};
 use crate::play::schedule::PairOutcome;
 
@@ -136,14 +137,15 @@ impl PositionDump {
     }
 
     /// Appends both games of a pair.
-    pub fn write_pair(&mut self, pair: &PairOutcome) -> Result<(), String> {
+    pub fn write_pair(&mut self, pair: &PairOutcome) -> CliResult {
         let Some(writer) = &mut self.writer else {
             return Ok(());
         };
         for game in &pair.games {
+            let record = training_game(game).map_err(CliError::failure)?;
             writer
-                .write_game(&training_game(game)?)
-                .map_err(|e| format!("--dump-positions: {e}"))?;
+                .write_game(&record)
+                .map_err(|e| CliError::failure(format!("--dump-positions: {e}")))?;
             crate::files::kill_point::record_written();
         }
         Ok(())

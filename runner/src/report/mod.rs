@@ -14,15 +14,21 @@ use std::path::Path;
 
 use stats::StatsFile;
 
+use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 
 /// The files [`write_files`] writes into its directory.
 pub const FILES: [&str; 3] = ["stats.csv", "stats.json", "report.html"];
 
 /// Writes `stats.csv`, `stats.json` and `report.html` into `dir` (created if needed).
-pub fn write_files(dir: &Path, file: &StatsFile, title: &str) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the output directory {}: {e}", dir.display()))?;
+/// A failed write is a failure (exit 1): the directory was checked before the games.
+pub fn write_files(dir: &Path, file: &StatsFile, title: &str) -> CliResult {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CliError::failure(format!(
+            "cannot create the output directory {}: {e}",
+            dir.display()
+        ))
+    })?;
     let outputs = [
         (FILES[0], file.to_csv()),
         (FILES[1], file.to_json()),
@@ -31,7 +37,7 @@ pub fn write_files(dir: &Path, file: &StatsFile, title: &str) -> Result<(), Stri
     for (name, text) in outputs {
         let path = dir.join(name);
         write_atomically(&path, &text)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| CliError::failure(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
 }

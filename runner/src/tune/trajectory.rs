@@ -14,6 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 
 /// One row of the trajectory.
@@ -234,12 +235,14 @@ impl Trajectory {
     }
 
     /// Appends one row as a single write and flushes it.
-    pub fn append(&mut self, row: &Row) -> Result<(), String> {
+    pub fn append(&mut self, row: &Row) -> CliResult {
         let line = format_row(row) + "\n";
         self.file
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
-            .map_err(|e| format!("cannot write --csv {}: {e}", self.path.display()))
+            .map_err(|e| {
+                CliError::failure(format!("cannot write --csv {}: {e}", self.path.display()))
+            })
     }
 }
 
