@@ -214,6 +214,35 @@ fn work<W: Worker>(
 mod tests {
     use super::*;
 
+    fn jobs(abort: &AtomicBool, end: Option<u64>, concurrency: usize) -> Jobs<'_> {
+        Jobs {
+            first: 0,
+            end,
+            concurrency,
+            abort,
+        }
+    }
+
+    /// Counts results, stopping after `stop_at` (if any).
+    fn count(jobs: &Jobs, stop_at: Option<u64>) -> u64 {
+        let mut got = 0;
+        run(
+            jobs,
+            &|| Ok(Squares),
+            || {},
+            |_| {
+                got += 1;
+                if Some(got) == stop_at {
+                    Control::Stop
+                } else {
+                    Control::Continue
+                }
+            },
+        )
+        .unwrap();
+        got
+    }
+
     /// A worker whose job k returns k² after a delay that makes later jobs finish first.
     struct Squares;
 
@@ -257,28 +286,8 @@ mod tests {
     #[test]
     fn stop_ends_an_open_ended_run_and_failures_are_reported() {
         let abort = AtomicBool::new(false);
-        let jobs = Jobs {
-            first: 0,
-            end: None,
-            concurrency: 4,
-            abort: &abort,
-        };
-        let mut got = 0;
-        run(
-            &jobs,
-            &|| Ok(Squares),
-            || {},
-            |_| {
-                got += 1;
-                if got == 10 {
-                    Control::Stop
-                } else {
-                    Control::Continue
-                }
-            },
-        )
-        .unwrap();
-        assert_eq!(got, 10);
+        let jobs = jobs(&abort, None, 4);
+        assert_eq!(count(&jobs, Some(10)), 10);
         let err = run::<Squares, u64>(
             &jobs,
             &|| Err(CliError::usage("no engine")),
@@ -291,23 +300,6 @@ mod tests {
     #[test]
     fn an_abort_raised_before_the_start_runs_nothing() {
         let abort = AtomicBool::new(true);
-        let jobs = Jobs {
-            first: 0,
-            end: Some(100),
-            concurrency: 2,
-            abort: &abort,
-        };
-        let mut got = 0;
-        run(
-            &jobs,
-            &|| Ok(Squares),
-            || {},
-            |_| {
-                got += 1;
-                Control::Continue
-            },
-        )
-        .unwrap();
-        assert_eq!(got, 0);
+        assert_eq!(count(&jobs(&abort, Some(100), 2), None), 0);
     }
 }
