@@ -7,6 +7,7 @@
 //! - [`movegen`], [`perft`]: legal move generation and leaf counts.
 //! - [`search`]: iterative deepening PVS with a shared transposition table (Lazy SMP).
 //! - [`eval`]: the handcrafted tapered evaluation, weights tunable.
+//! - [`nnue`]: the NNUE evaluation and its network format.
 //! - [`params`]: the `tunable!` registry of search and evaluation parameters.
 //! - [`track`]: `track!` instrumentation sites and their statistics.
 //! - [`bench`]: the fixed-depth bench and its node signature.
@@ -17,6 +18,7 @@ pub mod attacks;
 pub mod bench;
 pub mod eval;
 pub mod movegen;
+pub mod nnue;
 pub mod params;
 pub mod perft;
 pub mod position;
