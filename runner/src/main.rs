@@ -15,6 +15,7 @@ mod report;
 mod stdout;
 mod summary;
 mod track_dump;
+mod train;
 mod tune;
 
 use error::CliResult;
@@ -53,6 +54,8 @@ enum Command {
     Tune(cmd::tune::TuneArgs),
     /// Tune the evaluation weights on scored positions (Texel tuning).
     Texel(cmd::texel::TexelArgs),
+    /// Train an NNUE (the engine's network layout) on positions from `spar datagen`.
+    Train(cmd::train::TrainArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -69,6 +72,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Report(args) => cmd::report::run(args),
         Command::Tune(args) => cmd::tune::run(args),
         Command::Texel(args) => cmd::texel::run(args),
+        Command::Train(args) => cmd::train::run(args),
     }
 }
 

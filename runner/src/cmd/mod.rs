@@ -9,5 +9,6 @@ pub mod report;
 pub mod sim;
 pub mod stats;
 pub mod texel;
+pub mod train;
 pub mod tune;
 pub mod uci;
