@@ -86,7 +86,7 @@ fn check_args(args: &TrainArgs) -> CliResult {
             "--data: no training files; name one or more viriformat or text files written by `spar datagen`",
         ));
     }
-    if args.hidden == 0 || args.hidden > MAX_HIDDEN || args.hidden % 16 != 0 {
+    if args.hidden == 0 || args.hidden > MAX_HIDDEN || !args.hidden.is_multiple_of(16) {
         return Err(CliError::usage(format!(
             "--hidden {}: the hidden width must be a multiple of 16 from 16 to {MAX_HIDDEN} (e.g. 128)",
             args.hidden
@@ -295,10 +295,12 @@ pub fn run(args: TrainArgs) -> CliResult {
         trained += n;
         let val = match &validation {
             Some(v) => {
-                let l = pool
-                    .install(|| trainer.loss(v))
-                    .map_err(|e| CliError::failure(format!("reading the packed data: {e}")))?;
-                format!("  validation loss {l:.6}")
+                let (l, r) = pool
+                    .install(|| Ok((trainer.loss(v)?, trainer.loss_against(v, 1.0)?)))
+                    .map_err(|e: std::io::Error| {
+                        CliError::failure(format!("reading the packed data: {e}"))
+                    })?;
+                format!("  validation loss {l:.6} (against results alone {r:.6})")
             }
             None => String::new(),
         };

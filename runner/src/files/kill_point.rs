@@ -2,9 +2,9 @@
 //! dead (exit code 137, as after `kill -9`: no destructors run, nothing more is written;
 //! every record is written unbuffered, so the files hold exactly what a kill leaves) right after
 //! the Nth record it writes — a game to the PGN, a row to the results CSV, a game to a
-//! position dump or a datagen file. The integration tests use it to stop a run at every
-//! write boundary and check that `--resume` repairs the files. Unset (always, outside
-//! tests), it costs one check of a cached value per record.
+//! position dump or a datagen file, an epoch's checkpoint of `spar train`. The integration
+//! tests use it to stop a run at every write boundary and check that `--resume` repairs the
+//! files. Unset (always, outside tests), it costs one check of a cached value per record.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

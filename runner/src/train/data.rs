@@ -60,7 +60,7 @@ impl Packed {
     }
 
     /// The 32 bytes, little-endian.
-    pub fn to_bytes(&self) -> [u8; PACKED_BYTES] {
+    pub fn to_bytes(self) -> [u8; PACKED_BYTES] {
         let mut out = [0u8; PACKED_BYTES];
         out[..8].copy_from_slice(&self.occupancy.to_le_bytes());
         out[8..24].copy_from_slice(&self.pieces);

@@ -128,8 +128,13 @@ impl Trainer {
 
     /// Mean loss of the current network over `data` (in parallel, file order).
     pub fn loss(&mut self, data: &PackedFile) -> io::Result<f64> {
+        self.loss_against(data, self.options.wdl as f32)
+    }
+
+    /// Mean loss over `data` against the target with result weight `wdl` (1: the game result
+    /// alone, a yardstick that does not depend on `--wdl`).
+    pub fn loss_against(&mut self, data: &PackedFile, wdl: f32) -> io::Result<f64> {
         let net = &self.state.net;
-        let wdl = self.options.wdl as f32;
         let grads = &mut self.grads;
         let mut sum = 0.0;
         data.for_each_batch(1 << 16, None, |b| {

@@ -1,0 +1,233 @@
+//! `spar train` as a user runs it: a net the engine's format reads, kill -9 and `--resume`
+//! to the same weights, and bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use data::training::{text, viriformat, ScoredMove, TrainingGame};
+use engine::nnue::network::Network;
+use engine::position::Position;
+use engine::rng::SplitMix64;
+use engine::types::{Color, GameResult, PieceType};
+
+/// Random games scored by a material count (White's view), in viriformat.
+fn games(n: usize, seed: u64) -> Vec<TrainingGame> {
+    let mut rng = SplitMix64::new(seed);
+    let values = [100, 300, 320, 500, 900, 0];
+    (0..n)
+        .map(|_| {
+            let start = Position::startpos();
+            let mut pos = start.clone();
+            let mut moves = Vec::new();
+            for _ in 0..80 {
+                let legal = pos.legal_moves();
+                let Some(&mv) = legal
+                    .as_slice()
+                    .get(rng.below(legal.as_slice().len().max(1)))
+                else {
+                    break;
+                };
+                let material: i32 = PieceType::ALL
+                    .iter()
+                    .zip(values)
+                    .map(|(&k, v)| {
+                        v * (pos.colored(Color::White, k).count() as i32
+                            - pos.colored(Color::Black, k).count() as i32)
+                    })
+                    .sum();
+                moves.push(ScoredMove {
+                    mv,
+                    score: material as i16,
+                });
+                pos.play_mut(mv);
+            }
+            TrainingGame {
+                start,
+                moves,
+                result: GameResult::Draw,
+            }
+        })
+        .collect()
+}
+
+fn write_vf(path: &Path, n: usize, seed: u64) {
+    let mut bytes = Vec::new();
+    for g in games(n, seed) {
+        viriformat::encode_game(&g, &mut bytes);
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn write_text(path: &Path, n: usize, seed: u64) {
+    let mut out = String::new();
+    for g in games(n, seed) {
+        for p in g.positions() {
+            let l = &p.labelled;
+            out += &text::format_line(&l.position, l.score, l.result);
+            out.push('\n');
+        }
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+struct Files {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    validation: PathBuf,
+    dir: PathBuf,
+}
+
+fn files() -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("train.vf");
+    let validation = dir.path().join("val.txt");
+    write_vf(&data, 60, 1);
+    write_text(&validation, 10, 2);
+    Files {
+        dir: dir.path().to_path_buf(),
+        _dir: dir,
+        data,
+        validation,
+    }
+}
+
+fn train_args<'a>(f: &'a Files, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "train",
+        "--data",
+        path_str(&f.data),
+        "--validation",
+        path_str(&f.validation),
+        "--out",
+        path_str(out),
+        "--hidden",
+        "16",
+        "--batch",
+        "256",
+        "--lr",
+        "0.01",
+        "--threads",
+        "1",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn train_writes_a_net_the_engine_reads() {
+    let f = files();
+    let out = f.dir.join("net.nnue");
+    let text = ok(&run(&train_args(&f, &out, &["--epochs", "2"])));
+    assert!(text.contains("data: "), "{text}");
+    assert!(
+        text.contains("with a capture or promotion played"),
+        "{text}"
+    );
+    assert!(text.contains("epoch 2/2  train loss"), "{text}");
+    assert!(text.contains("validation loss"), "{text}");
+    assert!(text.contains("quantised vs float on"), "{text}");
+    let net = Network::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(net.hidden, 16);
+    assert!(with_ckpt(&out).exists());
+    // The checkpoint of a finished run is kept: a new run must say --resume or delete it.
+    usage_error(
+        &run(&train_args(&f, &out, &["--epochs", "2"])),
+        "add --resume",
+    );
+}
+
+fn with_ckpt(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".ckpt");
+    PathBuf::from(s)
+}
+
+#[test]
+fn train_kill_and_resume_end_with_the_same_net() {
+    let f = files();
+    let whole = f.dir.join("whole.nnue");
+    ok(&run(&train_args(&f, &whole, &["--epochs", "3"])));
+    let cut = f.dir.join("cut.nnue");
+    let o = spar()
+        .args(train_args(&f, &cut, &["--epochs", "3"]))
+        .env("SPAR_TEST_KILL_AT", "2")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+    assert!(!cut.exists());
+    let text = ok(&run(&train_args(&f, &cut, &["--epochs", "3", "--resume"])));
+    assert!(text.contains("resuming after epoch 2 of 3"), "{text}");
+    assert!(!text.contains("epoch 2/3"), "{text}");
+    assert_eq!(bytes(&cut), bytes(&whole));
+    assert_eq!(bytes(&with_ckpt(&cut)), bytes(&with_ckpt(&whole)));
+    // A checkpoint continues only its own run.
+    let mut wider = train_args(&f, &cut, &["--epochs", "3", "--resume"]);
+    let at = wider.iter().position(|a| *a == "--hidden").unwrap();
+    wider[at + 1] = "32";
+    usage_error(&run(&wider), "--hidden 16, not 32");
+    usage_error(
+        &run(&train_args(&f, &cut, &["--epochs", "4", "--resume"])),
+        "--epochs 3, this run has 4",
+    );
+}
+
+#[test]
+fn train_bad_input_is_one_line_naming_the_fix() {
+    let f = files();
+    let out = f.dir.join("n.nnue");
+    let o = path_str(&out);
+    let d = path_str(&f.data);
+    let missing = f.dir.join("missing.vf");
+    let corrupt = f.dir.join("corrupt.vf");
+    let mut b = std::fs::read(&f.data).unwrap();
+    b.truncate(b.len() - 3);
+    std::fs::write(&corrupt, &b).unwrap();
+    let garbage = f.dir.join("garbage.bin");
+    std::fs::write(&garbage, [0xffu8; 100]).unwrap();
+    let bad_text = f.dir.join("bad.txt");
+    std::fs::write(&bad_text, "8/8/8/8/8/8/8/8 w - - 0 1 | 10 | 0.5\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["train", "--out", o], "--data: no training files"),
+        (
+            vec!["train", "--data", path_str(&missing), "--out", o],
+            "missing.vf",
+        ),
+        (
+            vec!["train", "--data", path_str(&corrupt), "--out", o],
+            "truncated game record",
+        ),
+        (
+            vec!["train", "--data", path_str(&garbage), "--out", o],
+            "garbage.bin: byte 0",
+        ),
+        (
+            vec!["train", "--data", path_str(&bad_text), "--out", o],
+            "bad.txt: byte 0 (line 1)",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--hidden", "20"],
+            "multiple of 16",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--hidden", "4096"],
+            "--hidden 4096",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--epochs", "0"],
+            "--epochs 0",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--batch", "0"],
+            "--batch 0",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--wdl", "1.5"],
+            "--wdl 1.5",
+        ),
+    ];
+    usage_errors(&cases);
+    assert!(!out.exists());
+}
