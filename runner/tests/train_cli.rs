@@ -4,6 +4,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use common::*;
 use data::training::{text, viriformat, ScoredMove, TrainingGame};
@@ -171,6 +173,34 @@ fn train_kill_and_resume_end_with_the_same_net() {
     usage_error(
         &run(&train_args(&f, &cut, &["--epochs", "4", "--resume"])),
         "--epochs 3, this run has 4",
+    );
+}
+
+#[test]
+fn train_ctrl_c_keeps_the_last_checkpoint() {
+    let f = files();
+    let out = f.dir.join("long.nnue");
+    let child = spar()
+        .args(train_args(&f, &out, &["--epochs", "1000000"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ckpt = with_ckpt(&out);
+    let start = Instant::now();
+    while !ckpt.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = interrupted(child);
+    let text = stdout(&o);
+    assert!(text.contains("interrupted in epoch"), "{text}");
+    assert!(text.contains("`--resume` continues after epoch"), "{text}");
+    assert!(!out.exists());
+    // The checkpoint is whole: a resume with other options reads it and names the difference.
+    usage_error(
+        &run(&train_args(&f, &out, &["--epochs", "2", "--resume"])),
+        "--epochs 1000000, this run has 2",
     );
 }
 

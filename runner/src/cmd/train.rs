@@ -36,7 +36,8 @@ const AGREEMENT_POSITIONS: usize = 10_000;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct TrainArgs {
-    /// Training positions: viriformat or `FEN | score | result` text (repeatable).
+    /// Training positions: viriformat or `FEN | score | result` text (repeatable). Dropped:
+    /// positions in check, those whose played move is a capture or promotion, and --max-score.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     data: Vec<PathBuf>,
     /// Held-out positions for the validation loss and the quantisation check.
