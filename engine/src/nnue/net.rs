@@ -53,8 +53,7 @@ impl Net {
 
     /// Loads a network file; the error is one line naming the file and what is wrong with it.
     pub fn load(path: &Path) -> Result<Net, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Net::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 

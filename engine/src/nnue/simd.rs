@@ -79,7 +79,7 @@ impl Kernel {
     pub fn update(self, out: &mut [i16], input: &[i16], adds: &[&[i16]], subs: &[&[i16]]) {
         let n = out.len();
         assert!(
-            n % 16 == 0
+            n & 15 == 0
                 && input.len() == n
                 && adds.iter().all(|a| a.len() == n)
                 && subs.iter().all(|s| s.len() == n)
@@ -99,7 +99,7 @@ impl Kernel {
     /// a multiple of 16, and every `|w[i]|` is at most 127.
     #[inline(always)]
     pub fn screlu_dot(self, acc: &[i16], w: &[i16]) -> i32 {
-        assert!(acc.len() == w.len() && acc.len() % 16 == 0);
+        assert!(acc.len() == w.len() && acc.len() & 15 == 0);
         match self {
             Kernel::Scalar => screlu_dot_scalar(acc, w),
             #[cfg(target_arch = "x86_64")]
