@@ -72,6 +72,18 @@ fn bad_eval_options_are_one_line_usage_errors_before_any_game() {
             "option.EvalFile: /no/such/net.nnue: No such file".to_string(),
         ),
     ];
+    let bench_bad = format!(
+        "bench --depth 2 --eval nnue --eval-file {}",
+        path_str(&corrupt)
+    );
+    let lines = [
+        lines.as_slice(),
+        &[(
+            bench_bad,
+            "--eval-file ".to_string() + path_str(&corrupt) + ": checksum",
+        )],
+    ]
+    .concat();
     let cases: Vec<(Vec<&str>, &str)> = lines.iter().map(|(l, n)| (argv(l), n.as_str())).collect();
     usage_errors(&cases);
     assert!(!pgn.exists(), "no game was played");

@@ -29,6 +29,9 @@ pub struct BenchArgs {
     /// then NNUE, and prints a line for each.
     #[arg(long, value_enum)]
     eval: Option<BenchEval>,
+    /// Network file for NNUE instead of the embedded one.
+    #[arg(long, value_name = "FILE")]
+    eval_file: Option<std::path::PathBuf>,
 }
 
 /// Runs `spar bench`.
@@ -39,8 +42,15 @@ pub fn run(args: BenchArgs) -> CliResult {
             "--depth {depth}: give a depth from 1 to 64"
         )));
     }
+    let net = match &args.eval_file {
+        Some(path) => std::sync::Arc::new(
+            engine::nnue::Net::load(path)
+                .map_err(|e| CliError::usage(format!("--eval-file {e}")))?,
+        ),
+        None => engine::nnue::default_net(),
+    };
     let params = engine::params::Params::defaults();
-    let bench = |e| engine::bench::run_with(depth, &params, e, None);
+    let bench = |e| engine::bench::run_with(depth, &params, e, Some(net.clone()));
     let text = match args.eval {
         None => format!("{}\n", bench(Evaluation::DEFAULT).line()),
         Some(BenchEval::Hce) => format!("{}\n", bench(Evaluation::Hce).line()),
@@ -49,7 +59,6 @@ pub fn run(args: BenchArgs) -> CliResult {
             let hce = bench(Evaluation::Hce);
             crate::stdout::print(&format!("hce  {}\n", hce.line()))?;
             let nnue = bench(Evaluation::Nnue);
-            let net = engine::nnue::default_net();
             format!(
                 "nnue {} ({}% of hce's nps; net 768->{}x2->1, {} kernel)\n",
                 nnue.line(),
