@@ -37,39 +37,45 @@ pub fn flat_mut(lanes: &mut [Lanes]) -> &mut [i16] {
     unsafe { std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<i16>(), lanes.len() * 16) }
 }
 
-/// Which implementation of the kernels runs.
+/// Which implementation of the kernels runs. Only [`Kernel::SCALAR`] can be named; the AVX2
+/// kernel comes from [`Kernel::detect`] or [`Kernel::available`], after the CPU said it has
+/// AVX2, which is what makes running it sound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// Plain Rust, any target.
+pub struct Kernel(Isa);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
     Scalar,
-    /// x86-64 AVX2 intrinsics (only constructed where the CPU has AVX2).
     Avx2,
 }
 
 impl Kernel {
+    /// Plain Rust, any target.
+    pub const SCALAR: Kernel = Kernel(Isa::Scalar);
+
     /// The fastest kernel this CPU runs.
     pub fn detect() -> Kernel {
         if avx2_available() {
-            Kernel::Avx2
+            Kernel(Isa::Avx2)
         } else {
-            Kernel::Scalar
+            Kernel::SCALAR
         }
     }
 
     /// Every kernel this CPU runs (the scalar one first).
     pub fn available() -> Vec<Kernel> {
-        let mut all = vec![Kernel::Scalar];
+        let mut all = vec![Kernel::SCALAR];
         if avx2_available() {
-            all.push(Kernel::Avx2);
+            all.push(Kernel(Isa::Avx2));
         }
         all
     }
 
     /// The kernel's name, for `info string` and bench lines.
     pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Scalar => "scalar",
-            Kernel::Avx2 => "avx2",
+        match self.0 {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
         }
     }
 
@@ -84,14 +90,14 @@ impl Kernel {
                 && adds.iter().all(|a| a.len() == n)
                 && subs.iter().all(|s| s.len() == n)
         );
-        match self {
-            Kernel::Scalar => update_scalar(out, input, adds, subs),
+        match self.0 {
+            Isa::Scalar => update_scalar(out, input, adds, subs),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Kernel::Avx2` is only handed out by `detect`/`available`, after
+            // SAFETY: `Isa::Avx2` is private and only made by `detect`/`available`, after
             // `is_x86_feature_detected!("avx2")`; the lengths were checked above.
-            Kernel::Avx2 => unsafe { avx2::update(out, input, adds, subs) },
+            Isa::Avx2 => unsafe { avx2::update(out, input, adds, subs) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2 => update_scalar(out, input, adds, subs),
+            Isa::Avx2 => update_scalar(out, input, adds, subs),
         }
     }
 
@@ -100,13 +106,13 @@ impl Kernel {
     #[inline(always)]
     pub fn screlu_dot(self, acc: &[i16], w: &[i16]) -> i32 {
         assert!(acc.len() == w.len() && acc.len() & 15 == 0);
-        match self {
-            Kernel::Scalar => screlu_dot_scalar(acc, w),
+        match self.0 {
+            Isa::Scalar => screlu_dot_scalar(acc, w),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as in `update`: AVX2 was detected, and the lengths were checked.
-            Kernel::Avx2 => unsafe { avx2::screlu_dot(acc, w) },
+            Isa::Avx2 => unsafe { avx2::screlu_dot(acc, w) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2 => screlu_dot_scalar(acc, w),
+            Isa::Avx2 => screlu_dot_scalar(acc, w),
         }
     }
 }
@@ -213,6 +219,7 @@ mod tests {
 
     #[test]
     fn kernels_agree_on_random_rows() {
+        assert_eq!(Kernel::available()[0], Kernel::SCALAR);
         let mut rng = SplitMix64::new(7);
         for n in [16, 32, 128, 256, 1024] {
             for _ in 0..50 {
