@@ -2,11 +2,13 @@
 //! signature: identical on every run and every machine for a given build of the search, so
 //! a changed count means a changed search (OpenBench and CI check it).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::nnue::Net;
 use crate::params::Params;
 use crate::position::Position;
-use crate::search::{Limits, Searcher};
+use crate::search::{Evaluation, Limits, Searcher};
 
 /// Default bench depth.
 pub const DEFAULT_DEPTH: i32 = 10;
@@ -88,10 +90,24 @@ impl BenchResult {
 }
 
 /// Searches every bench position to `depth` with one thread, a 16 MiB table cleared before
-/// each position, and the given parameters.
+/// each position, the given parameters and the default evaluation.
 pub fn run(depth: i32, params: &Params) -> BenchResult {
+    run_with(depth, params, Evaluation::DEFAULT, None)
+}
+
+/// [`run`] with the given evaluation and network (`None`: the embedded net).
+pub fn run_with(
+    depth: i32,
+    params: &Params,
+    evaluation: Evaluation,
+    net: Option<Arc<Net>>,
+) -> BenchResult {
     let mut searcher = Searcher::new(params.clone());
     searcher.set_hash_mb(16);
+    searcher.set_evaluation(evaluation);
+    if let Some(net) = net {
+        searcher.set_net(net);
+    }
     let limits = Limits {
         depth: Some(depth),
         ..Limits::default()
@@ -130,5 +146,7 @@ mod tests {
         let b = run(5, &params);
         assert_eq!(a.nodes, b.nodes);
         assert!(a.nodes > 10_000);
+        let n = run_with(5, &params, Evaluation::Nnue, None);
+        assert_eq!(n.nodes, run_with(5, &params, Evaluation::Nnue, None).nodes);
     }
 }

@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::nnue::embedded::EMBEDDED_NAME;
+use crate::nnue::{default_net, Net};
 use crate::params::{self, Params};
 use crate::position::Position;
-use crate::search::{Limits, Score, SearchInfo, Searcher};
+use crate::search::{Evaluation, Limits, Score, SearchInfo, Searcher};
 use crate::types::Move;
 
 /// Name and version sent in `id name`.
@@ -40,6 +42,8 @@ struct Session {
     threads: usize,
     params: Params,
     track_file: String,
+    /// The `EvalFile` value in use (`<embedded>` for the default net).
+    eval_file: String,
     out: Out,
 }
 
@@ -142,6 +146,7 @@ pub fn run(input: impl BufRead, output: Box<dyn Write + Send>, mut quit_hook: Op
         threads: 1,
         params: Params::defaults(),
         track_file: String::new(),
+        eval_file: EMBEDDED_NAME.to_string(),
         out: Arc::new(Mutex::new(output)),
     };
     let mut input = input;
@@ -214,17 +219,31 @@ impl Session {
                     .first()
                     .and_then(|d| d.parse().ok())
                     .unwrap_or(crate::bench::DEFAULT_DEPTH);
-                let result = crate::bench::run(depth, &self.params);
+                let (evaluation, net) = {
+                    let mut searcher = self.lock_searcher();
+                    (searcher.evaluation(), searcher.net())
+                };
+                let result = crate::bench::run_with(depth, &self.params, evaluation, Some(net));
                 say(&self.out, &result.line());
             }
             "d" => say(&self.out, &self.position.to_string()),
             "eval" => {
-                let w = crate::eval::EvalWeights::new(&self.params);
+                let (evaluation, net) = {
+                    let mut searcher = self.lock_searcher();
+                    (searcher.evaluation(), searcher.net())
+                };
+                let eval = match evaluation {
+                    Evaluation::Hce => {
+                        let w = crate::eval::EvalWeights::new(&self.params);
+                        crate::eval::evaluate(&self.position, &w)
+                    }
+                    Evaluation::Nnue => net.evaluate(&self.position),
+                };
                 say(
                     &self.out,
                     &format!(
-                        "info string eval {} cp (side to move)",
-                        crate::eval::evaluate(&self.position, &w)
+                        "info string eval {eval} cp (side to move, {})",
+                        evaluation.name()
                     ),
                 );
             }
@@ -248,6 +267,11 @@ impl Session {
             "option name Ponder type check default false".to_string(),
             "option name MultiPV type spin default 1 min 1 max 1".to_string(),
             "option name TrackFile type string default <empty>".to_string(),
+            format!(
+                "option name Eval type combo default {} var hce var nnue",
+                Evaluation::DEFAULT.name()
+            ),
+            format!("option name EvalFile type string default {EMBEDDED_NAME}"),
         ];
         for spec in params::specs() {
             lines.push(format!(
@@ -317,6 +341,11 @@ impl Session {
                     say(&self.out, "info string only MultiPV 1 is supported");
                 }
             }
+            "eval" => match Evaluation::parse(value.unwrap_or("")) {
+                Ok(e) => self.lock_searcher().set_evaluation(e),
+                Err(e) => say(&self.out, &format!("info string {e}")),
+            },
+            "evalfile" => self.set_eval_file(value.unwrap_or("")),
             "trackfile" => {
                 self.track_file = value.filter(|v| *v != "<empty>").unwrap_or("").to_string()
             }
@@ -332,6 +361,39 @@ impl Session {
                     Err(e) => say(&self.out, &format!("info string {e}")),
                 }
             }
+        }
+    }
+
+    /// `setoption name EvalFile value <path>`: loads a network; `<embedded>` (or nothing)
+    /// goes back to the built-in one. A file that cannot be used leaves the net as it was.
+    fn set_eval_file(&mut self, value: &str) {
+        let value = value.trim();
+        let net = if value.is_empty() || value == EMBEDDED_NAME {
+            Ok(default_net())
+        } else {
+            Net::load(std::path::Path::new(value)).map(Arc::new)
+        };
+        match net {
+            Ok(net) => {
+                let hidden = net.hidden();
+                self.lock_searcher().set_net(net);
+                self.eval_file = if value.is_empty() {
+                    EMBEDDED_NAME.to_string()
+                } else {
+                    value.to_string()
+                };
+                say(
+                    &self.out,
+                    &format!(
+                        "info string EvalFile {}: network 768->{hidden}x2->1 loaded",
+                        self.eval_file
+                    ),
+                );
+            }
+            Err(e) => say(
+                &self.out,
+                &format!("info string EvalFile {e}; keeping {}", self.eval_file),
+            ),
         }
     }
 
@@ -823,5 +885,68 @@ mod tests {
         s.send(b"go depth 2\n");
         s.until(PATIENCE, |l| l.starts_with("bestmove"));
         s.quit();
+    }
+
+    #[test]
+    fn eval_and_eval_file_options_switch_and_refuse_bad_files() {
+        let dir = std::env::temp_dir().join(format!("spar-uci-evalfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.nnue");
+        std::fs::write(&bad, b"SPARNNUE garbage").unwrap();
+        let good = dir.join("good.nnue");
+        std::fs::write(
+            &good,
+            crate::nnue::placeholder::material_network(32).to_bytes(),
+        )
+        .unwrap();
+
+        let mut s = Session::start();
+        s.send(b"uci\n");
+        let got = s.until(PATIENCE, |l| l == "uciok");
+        assert!(got.contains(&"option name Eval type combo default hce var hce var nnue".into()));
+        assert!(got.contains(&"option name EvalFile type string default <embedded>".into()));
+
+        s.send(b"position fen 4k3/8/8/8/8/8/8/3QK3 w - - 0 1\neval\n");
+        let hce = s.until(PATIENCE, |l| l.starts_with("info string eval"));
+        assert!(hce[0].ends_with("(side to move, hce)"), "{hce:?}");
+        s.send(b"setoption name Eval value nnue\neval\n");
+        let nnue = s.until(PATIENCE, |l| l.starts_with("info string eval"));
+        assert!(nnue[0].ends_with("(side to move, nnue)"), "{nnue:?}");
+
+        for (path, why) in [
+            (&bad, "bad.nnue: "),
+            (&dir.join("none.nnue"), "none.nnue: "),
+        ] {
+            s.send(
+                format!(
+                    "setoption name EvalFile value {}\nisready\n",
+                    path.display()
+                )
+                .as_bytes(),
+            );
+            let got = s.until(PATIENCE, |l| l == "readyok");
+            let info = info_strings(&got);
+            assert!(
+                info.len() == 1 && info[0].contains(why) && info[0].ends_with("keeping <embedded>"),
+                "{got:?}"
+            );
+        }
+        s.send(format!("setoption name EvalFile value {}\n", good.display()).as_bytes());
+        let got = s.until(PATIENCE, |l| l.starts_with("info string EvalFile"));
+        assert!(got[0].ends_with("network 768->32x2->1 loaded"), "{got:?}");
+        s.send(
+            b"setoption name EvalFile value /nowhere.nnue\nsetoption name Eval value hc\nisready\n",
+        );
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        let info = info_strings(&got);
+        assert!(
+            info[0].ends_with(&format!("keeping {}", good.display())),
+            "{got:?}"
+        );
+        assert!(info[1].contains("expected hce or nnue"), "{got:?}");
+        s.send(b"go depth 3\n");
+        s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        s.quit();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -416,6 +416,16 @@ fn handshake_lists_the_standard_and_tunable_options() {
             ),
             "button" => assert_eq!(rest, "button", "'{o}'"),
             "string" => assert!(rest.starts_with("string default "), "'{o}'"),
+            "combo" => {
+                let w: Vec<&str> = rest.split_whitespace().collect();
+                assert_eq!(w[1], "default", "'{o}'");
+                let vars: Vec<&str> = w[3..].chunks(2).map(|c| c[1]).collect();
+                assert!(
+                    w[3..].chunks(2).all(|c| c.len() == 2 && c[0] == "var"),
+                    "'{o}'"
+                );
+                assert!(vars.contains(&w[2]), "default not among the vars in '{o}'");
+            }
             _ => panic!("unknown option type in '{o}'"),
         }
     }

@@ -2,6 +2,22 @@
 //!
 //! - [`network`]: the quantised layout, file format and feature indices shared with the
 //!   trainer (`spar train`).
+//! - [`net`]: a network ready for inference ([`Net`]) and the forward pass.
+//! - [`simd`]: the accumulator-update and output kernels, scalar and AVX2 (chosen at run time).
+//! - [`accumulator`]: the incrementally updated accumulators along the search path.
+//! - [`embedded`]: the default net compiled into the binary.
+//! - [`placeholder`]: the hand-built material net that stands in as the default for now.
+pub mod accumulator;
+pub mod embedded;
+pub mod net;
 pub mod network;
+pub mod placeholder;
+pub mod simd;
 
+#[cfg(test)]
+mod tests;
+
+pub use accumulator::AccumulatorStack;
+pub use embedded::default_net;
+pub use net::Net;
 pub use network::{feature_index, Network, INPUTS, QA, QB, SCALE};

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use crate::eval::{evaluate, EvalWeights};
+use crate::nnue::{AccumulatorStack, Net};
 use crate::position::Position;
 use crate::track;
 use crate::types::Move;
@@ -26,6 +27,8 @@ pub(crate) struct Shared<'a> {
     pub tt: &'a TranspositionTable,
     pub params: &'a SearchParams,
     pub weights: &'a EvalWeights,
+    /// The network when the NNUE evaluation is selected (`None`: the handcrafted one).
+    pub nnue: Option<&'a Net>,
     /// The user's stop flag.
     pub stop: &'a AtomicBool,
     /// Set by the main thread when it is done, to stop the helpers.
@@ -74,6 +77,8 @@ pub(crate) struct ThreadData {
     pv: [[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1],
     pv_len: [usize; MAX_PLY + 1],
     keys: Vec<u64>,
+    /// NNUE accumulators by ply (sized for the net before each search).
+    pub nnue: AccumulatorStack,
 }
 
 impl ThreadData {
@@ -84,6 +89,7 @@ impl ThreadData {
             pv: [[None; MAX_PLY + 1]; MAX_PLY + 1],
             pv_len: [0; MAX_PLY + 1],
             keys: Vec::with_capacity(1024),
+            nnue: AccumulatorStack::new(MAX_PLY + 2),
         })
     }
 
@@ -135,6 +141,10 @@ impl<'a> Worker<'a> {
         for f in td.stack.iter_mut() {
             f.eval = EVAL_NONE;
             f.piece_to = None;
+        }
+        if let Some(net) = sh.nnue {
+            td.nnue.set_width(net.hidden());
+            td.nnue.refresh(net, 0, root);
         }
         Worker {
             td,
@@ -230,9 +240,28 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The static evaluation of `pos`, the position at `ply` of the current path.
     #[inline(always)]
-    fn evaluate(&self, pos: &Position) -> i32 {
-        evaluate(pos, self.sh.weights).clamp(-MATE_IN_MAX + 1, MATE_IN_MAX - 1)
+    fn evaluate(&mut self, pos: &Position, ply: usize) -> i32 {
+        let eval = match self.sh.nnue {
+            None => evaluate(pos, self.sh.weights),
+            Some(net) => {
+                let eval = self.td.nnue.evaluate(net, ply, pos.side_to_move());
+                // Unit tests check every incremental evaluation against a refresh.
+                #[cfg(test)]
+                assert_eq!(eval, net.evaluate(pos), "{}", pos.to_fen());
+                eval
+            }
+        };
+        eval.clamp(-MATE_IN_MAX + 1, MATE_IN_MAX - 1)
+    }
+
+    /// Records that the position at `ply + 1` is `pos` (at `ply`) after `mv`.
+    #[inline(always)]
+    fn push_move(&mut self, pos: &Position, mv: Move, ply: usize) {
+        if self.sh.nnue.is_some() {
+            self.td.nnue.push_move(ply + 1, pos, mv);
+        }
     }
 
     /// Iterative deepening; the main thread reports each completed iteration.
@@ -427,7 +456,7 @@ impl<'a> Worker<'a> {
                 return 0;
             }
             if ply >= MAX_PLY {
-                return if in_check { 0 } else { self.evaluate(pos) };
+                return if in_check { 0 } else { self.evaluate(pos, ply) };
             }
             // Mate-distance pruning.
             alpha = alpha.max(-MATE + ply as i32);
@@ -462,7 +491,7 @@ impl<'a> Worker<'a> {
         } else {
             let raw = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
-                _ => self.evaluate(pos),
+                _ => self.evaluate(pos, ply),
             };
             let mut eval = raw;
             if let Some(e) = tte {
@@ -516,6 +545,9 @@ impl<'a> Worker<'a> {
                     + ((eval - beta) / self.sp.nmp_eval_divisor).min(3));
                 let mut child = pos.clone();
                 child.play_null_mut();
+                if self.sh.nnue.is_some() {
+                    self.td.nnue.push_null(ply + 1);
+                }
                 self.td.stack[ss].piece_to = None;
                 self.td.keys.push(child.key());
                 let floor = self.rep_floor;
@@ -614,6 +646,7 @@ impl<'a> Worker<'a> {
 
             let mut child = pos.clone();
             child.play_mut(mv);
+            self.push_move(pos, mv, ply);
             self.td.stack[ss].piece_to = Some(pt);
             self.td.keys.push(child.key());
             moves += 1;
@@ -755,7 +788,7 @@ impl<'a> Worker<'a> {
         }
         let in_check = pos.in_check();
         if ply >= MAX_PLY {
-            return if in_check { 0 } else { self.evaluate(pos) };
+            return if in_check { 0 } else { self.evaluate(pos, ply) };
         }
 
         let key = pos.key();
@@ -781,7 +814,7 @@ impl<'a> Worker<'a> {
         } else {
             raw_eval = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
-                _ => self.evaluate(pos),
+                _ => self.evaluate(pos, ply),
             };
             best_score = raw_eval;
             if let Some(e) = tte {
@@ -834,6 +867,7 @@ impl<'a> Worker<'a> {
             }
             let mut child = pos.clone();
             child.play_mut(mv);
+            self.push_move(pos, mv, ply);
             self.td.stack[ss].piece_to = Some(piece_to(pos, mv));
             let score = -self.qsearch::<PV>(&child, -beta, -alpha, ply + 1);
             if self.stopped {

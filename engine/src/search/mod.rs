@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::eval::EvalWeights;
+use crate::nnue::{default_net, Net};
 use crate::params::Params;
 use crate::position::Position;
 use crate::types::Move;
@@ -186,11 +187,55 @@ pub struct SearchResult {
     pub time: Duration,
 }
 
+/// Which static evaluation the search calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Evaluation {
+    /// The handcrafted evaluation ([`crate::eval`]).
+    Hce,
+    /// The neural network ([`crate::nnue`]).
+    Nnue,
+}
+
+impl Evaluation {
+    /// The evaluation a new searcher uses (the UCI `Eval` option's default). Flip this one
+    /// constant to make NNUE the default.
+    pub const DEFAULT: Evaluation = Evaluation::Hce;
+
+    /// Every evaluation, in the order the UCI combo lists them.
+    pub const ALL: [Evaluation; 2] = [Evaluation::Hce, Evaluation::Nnue];
+
+    /// The option value naming it: `hce` or `nnue`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evaluation::Hce => "hce",
+            Evaluation::Nnue => "nnue",
+        }
+    }
+
+    /// Reads `hce` or `nnue` (any case); the error is one line.
+    ///
+    /// ```
+    /// use engine::search::Evaluation;
+    /// assert_eq!(Evaluation::parse("NNUE"), Ok(Evaluation::Nnue));
+    /// assert!(Evaluation::parse("nn").unwrap_err().contains("hce or nnue"));
+    /// ```
+    pub fn parse(text: &str) -> Result<Evaluation, String> {
+        Evaluation::ALL
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| format!("Eval '{text}': expected hce or nnue"))
+    }
+}
+
 /// The engine's searcher: parameters, transposition table, per-thread histories.
 pub struct Searcher {
     params: Params,
     search_params: SearchParams,
     weights: EvalWeights,
+    evaluation: Evaluation,
+    /// The network for [`Evaluation::Nnue`]; `None` means the embedded one (parsed only when
+    /// first used).
+    net: Option<Arc<Net>>,
     tt: TranspositionTable,
     threads: Vec<Box<ThreadData>>,
     stop: Arc<AtomicBool>,
@@ -204,6 +249,8 @@ impl Searcher {
             search_params: SearchParams::new(&params),
             weights: EvalWeights::new(&params),
             params,
+            evaluation: Evaluation::DEFAULT,
+            net: None,
             tt: TranspositionTable::new(16),
             threads: vec![ThreadData::new()],
             stop: Arc::new(AtomicBool::new(false)),
@@ -216,6 +263,31 @@ impl Searcher {
         self.search_params = SearchParams::new(&params);
         self.weights = EvalWeights::new(&params);
         self.params = params;
+    }
+
+    /// Selects the static evaluation. A change empties the hash table (its entries hold
+    /// static evaluations of the other kind).
+    pub fn set_evaluation(&mut self, evaluation: Evaluation) {
+        if evaluation != self.evaluation {
+            self.evaluation = evaluation;
+            self.tt.clear(self.threads.len());
+        }
+    }
+
+    /// The static evaluation in use.
+    pub fn evaluation(&self) -> Evaluation {
+        self.evaluation
+    }
+
+    /// Replaces the network used by [`Evaluation::Nnue`] (and empties the hash table).
+    pub fn set_net(&mut self, net: Arc<Net>) {
+        self.net = Some(net);
+        self.tt.clear(self.threads.len());
+    }
+
+    /// The network used by [`Evaluation::Nnue`].
+    pub fn net(&mut self) -> Arc<Net> {
+        Arc::clone(self.net.get_or_insert_with(default_net))
     }
 
     /// The parameter table in use.
@@ -314,10 +386,15 @@ impl Searcher {
         let bounds = timeman::bounds(limits, pos.side_to_move());
         let counters: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
         let abort = AtomicBool::new(false);
+        let net = match self.evaluation {
+            Evaluation::Hce => None,
+            Evaluation::Nnue => Some(self.net()),
+        };
         let shared = Shared {
             tt: &self.tt,
             params: &self.search_params,
             weights: &self.weights,
+            nnue: net.as_deref(),
             stop: &self.stop,
             abort: &abort,
             nodes: &counters,
@@ -380,5 +457,54 @@ impl Searcher {
 fn hold(stop: &AtomicBool, ponder: &AtomicBool, infinite: bool) {
     while !stop.load(Ordering::Relaxed) && (infinite || ponder.load(Ordering::Relaxed)) {
         std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With the unit-test build, every NNUE evaluation in the search is checked against a
+    /// refresh (see `Worker::evaluate`): searches over the bench positions, with null moves,
+    /// verification searches and quiescence, and with helper threads.
+    #[test]
+    fn nnue_searches_evaluate_like_a_refresh_at_every_node() {
+        for threads in [1, 3] {
+            let mut searcher = Searcher::new(Params::defaults());
+            searcher.set_evaluation(Evaluation::Nnue);
+            searcher.set_threads(threads);
+            let limits = Limits {
+                depth: Some(5),
+                ..Limits::default()
+            };
+            for fen in crate::bench::POSITIONS.iter().step_by(3) {
+                let pos = Position::from_fen(fen).unwrap();
+                let result = searcher.search(&pos, &[], &limits, &mut |_| {});
+                assert!(result
+                    .best_move
+                    .is_some_and(|m| pos.legal_moves().contains(m)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_evaluation_switch_changes_the_search_and_back() {
+        let pos = Position::from_fen(crate::bench::POSITIONS[0]).unwrap();
+        let limits = Limits {
+            depth: Some(6),
+            ..Limits::default()
+        };
+        let mut searcher = Searcher::new(Params::defaults());
+        assert_eq!(searcher.evaluation(), Evaluation::DEFAULT);
+        let nodes = |s: &mut Searcher, e| {
+            s.set_evaluation(e);
+            s.clear();
+            s.search(&pos, &[], &limits, &mut |_| {}).nodes
+        };
+        let hce = nodes(&mut searcher, Evaluation::Hce);
+        let nnue = nodes(&mut searcher, Evaluation::Nnue);
+        assert_ne!(hce, nnue);
+        assert_eq!(nodes(&mut searcher, Evaluation::Hce), hce);
+        assert_eq!(nodes(&mut searcher, Evaluation::Nnue), nnue);
     }
 }

@@ -1,6 +1,19 @@
 //! `spar bench`: the fixed search whose node count is the engine's signature.
 
+use engine::search::Evaluation;
+
 use crate::error::{CliError, CliResult};
+
+/// Which evaluation `spar bench` searches with.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchEval {
+    /// The handcrafted evaluation.
+    Hce,
+    /// The embedded neural network.
+    Nnue,
+    /// Both, one after the other, with NNUE's speed as a share of HCE's.
+    Both,
+}
 
 /// Search 50 built-in positions to a fixed depth; the last line is `N nodes M nps`
 /// (OpenBench's format). N is the same on every run and machine for a given build.
@@ -12,6 +25,13 @@ pub struct BenchArgs {
     /// Bench depth as a bare number (as `spar bench 12`, the form OpenBench runs).
     #[arg(value_name = "DEPTH", conflicts_with = "depth")]
     positional_depth: Option<i32>,
+    /// Evaluation to search with (default: the engine's default evaluation). `both` runs HCE,
+    /// then NNUE, and prints a line for each.
+    #[arg(long, value_enum)]
+    eval: Option<BenchEval>,
+    /// Network file for NNUE instead of the embedded one.
+    #[arg(long, value_name = "FILE")]
+    eval_file: Option<std::path::PathBuf>,
 }
 
 /// Runs `spar bench`.
@@ -22,7 +42,32 @@ pub fn run(args: BenchArgs) -> CliResult {
             "--depth {depth}: give a depth from 1 to 64"
         )));
     }
-    let result = engine::bench::run(depth, &engine::params::Params::defaults());
-    crate::stdout::print(&format!("{}\n", result.line()))?;
+    let net = match &args.eval_file {
+        Some(path) => std::sync::Arc::new(
+            engine::nnue::Net::load(path)
+                .map_err(|e| CliError::usage(format!("--eval-file {e}")))?,
+        ),
+        None => engine::nnue::default_net(),
+    };
+    let params = engine::params::Params::defaults();
+    let bench = |e| engine::bench::run_with(depth, &params, e, Some(net.clone()));
+    let text = match args.eval {
+        None => format!("{}\n", bench(Evaluation::DEFAULT).line()),
+        Some(BenchEval::Hce) => format!("{}\n", bench(Evaluation::Hce).line()),
+        Some(BenchEval::Nnue) => format!("{}\n", bench(Evaluation::Nnue).line()),
+        Some(BenchEval::Both) => {
+            let hce = bench(Evaluation::Hce);
+            crate::stdout::print(&format!("hce  {}\n", hce.line()))?;
+            let nnue = bench(Evaluation::Nnue);
+            format!(
+                "nnue {} ({}% of hce's nps; net 768->{}x2->1, {} kernel)\n",
+                nnue.line(),
+                nnue.nps() * 100 / hce.nps().max(1),
+                net.hidden(),
+                net.kernel().name()
+            )
+        }
+    };
+    crate::stdout::print(&text)?;
     Ok(())
 }

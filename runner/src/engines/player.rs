@@ -82,6 +82,10 @@ impl BuiltinPlayer {
     /// A builtin player for a variant; a usage error if its hash table cannot be allocated.
     pub fn new(variant: &Variant) -> CliResult<BuiltinPlayer> {
         let mut searcher = Searcher::new(variant.params.clone());
+        searcher.set_evaluation(variant.evaluation);
+        if let Some(net) = &variant.net {
+            searcher.set_net(Arc::clone(net));
+        }
         searcher.try_set_hash_mb(variant.hash_mb).map_err(|e| {
             CliError::usage(format!(
                 "engine '{}': option.Hash={}: {e} (lower option.Hash or --concurrency)",

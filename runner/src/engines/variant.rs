@@ -1,10 +1,14 @@
 //! Engine variants from fastchess-style `key=value` words (`--engine name=dev
 //! option.rfp_margin=90 nodes=5000`, `--each tc=10+0.1`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use engine::nnue::embedded::EMBEDDED_NAME;
+use engine::nnue::Net;
 use engine::params::Params;
+use engine::search::Evaluation;
 
 /// Where a variant's moves come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -150,7 +154,8 @@ pub struct Variant {
     /// Where the moves come from.
     pub source: Source,
     /// UCI options (`option.Name=value`), in the order given. For builtin variants, tunable
-    /// parameters go to `params`, and `Hash`/`Threads` are applied to the searcher.
+    /// parameters go to `params`, and `Hash`/`Threads`/`Eval`/`EvalFile` are applied to the
+    /// searcher.
     pub options: Vec<(String, String)>,
     /// Parameter values of a builtin variant (defaults plus overrides).
     pub params: Params,
@@ -160,6 +165,10 @@ pub struct Variant {
     pub time_margin: Duration,
     /// Transposition-table size (MiB) of a builtin variant.
     pub hash_mb: usize,
+    /// Static evaluation of a builtin variant (`option.Eval=hce|nnue`).
+    pub evaluation: Evaluation,
+    /// Network of a builtin variant loaded by `option.EvalFile=PATH` (`None`: the embedded net).
+    pub net: Option<Arc<Net>>,
 }
 
 /// Parses one `--engine` value (its words joined with `--each` words; engine words win).
@@ -195,6 +204,8 @@ pub fn parse_variant(
     let mut limits = MoveLimits::default();
     let mut time_margin = Duration::from_millis(100);
     let mut hash_mb = 16;
+    let mut evaluation = Evaluation::DEFAULT;
+    let mut net = None;
     let num = |k: &str, v: &str| -> Result<u64, String> {
         v.parse::<u64>()
             .map_err(|_| format!("engine word {k}={v}: expected a non-negative integer"))
@@ -289,6 +300,17 @@ pub fn parse_variant(
                         .filter(|&m| (1..=1 << 20).contains(&m))
                         .ok_or_else(|| format!("engine '{name}': option.Hash={value}: expected MiB, 1 or more"))?
                 }
+                "Eval" => {
+                    evaluation = Evaluation::parse(&value).map_err(|_| {
+                        format!("engine '{name}': option.Eval={value}: expected hce or nnue")
+                    })?
+                }
+                "EvalFile" if value == EMBEDDED_NAME => net = None,
+                "EvalFile" => {
+                    let loaded = Net::load(Path::new(&value))
+                        .map_err(|e| format!("engine '{name}': option.EvalFile: {e}"))?;
+                    net = Some(Arc::new(loaded));
+                }
                 "Threads" if value == "1" => {}
                 "Threads" => {
                     return Err(format!(
@@ -328,6 +350,8 @@ pub fn parse_variant(
         limits,
         time_margin,
         hash_mb,
+        evaluation,
+        net,
     })
 }
 
@@ -446,6 +470,28 @@ mod tests {
     }
 
     #[test]
+    fn builtin_eval_options_select_the_evaluation_and_net() {
+        let v = parse_variant(&words("nodes=5"), &[], 0).unwrap();
+        assert_eq!(v.evaluation, Evaluation::DEFAULT);
+        let v = parse_variant(&words("nodes=5 option.Eval=nnue"), &[], 0).unwrap();
+        assert_eq!((v.evaluation, v.net.is_none()), (Evaluation::Nnue, true));
+        assert!(v.options.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("net.nnue");
+        std::fs::write(
+            &file,
+            engine::nnue::placeholder::material_network(32).to_bytes(),
+        )
+        .unwrap();
+        let word = format!("option.EvalFile={}", file.display());
+        let v = parse_variant(&words(&format!("nodes=5 option.Eval=NNUE {word}")), &[], 0).unwrap();
+        assert_eq!(v.net.map(|n| n.hidden()), Some(32));
+        // External engines get them as UCI options.
+        let v = parse_variant(&words("cmd=x nodes=5 option.Eval=nnue"), &[], 0).unwrap();
+        assert_eq!(v.options, vec![("Eval".to_string(), "nnue".to_string())]);
+    }
+
+    #[test]
     fn bad_words_are_clear_errors() {
         for (w, needle) in [
             ("name=x", "no limit"),
@@ -472,6 +518,14 @@ mod tests {
             ("tc=10+0.1 nodes=5000", "give one kind"),
             ("name= nodes=5", "'name=' is empty"),
             ("nodes=5 option.rfp_margin=80.5", "expected an integer"),
+            (
+                "nodes=5 option.Eval=nn",
+                "option.Eval=nn: expected hce or nnue",
+            ),
+            (
+                "nodes=5 option.EvalFile=/nonexistent/x.nnue",
+                "option.EvalFile: /nonexistent/x.nnue: ",
+            ),
         ] {
             let err = parse_variant(&words(w), &[], 0).unwrap_err();
             assert!(err.contains(needle), "{w}: {err}");

@@ -1,0 +1,129 @@
+//! [`Net`]: a [`Network`] made ready for inference: weight rows in 32-byte aligned
+//! [`Lanes`], the SIMD [`Kernel`] chosen, and the forward pass.
+
+use std::path::Path;
+
+use super::network::{feature_index, Network, QA, QB, SCALE};
+use super::simd::{flat, flat_mut, Kernel, Lanes};
+use crate::position::Position;
+use crate::types::{Color, Piece, Square};
+
+/// A network ready to evaluate positions. Shared read-only by every search thread.
+pub struct Net {
+    hidden: usize,
+    /// `INPUTS` rows of `hidden` values.
+    feature_weights: Vec<Lanes>,
+    feature_bias: Vec<Lanes>,
+    /// `2·hidden` values: side to move, then the other side.
+    output_weights: Vec<Lanes>,
+    output_bias: i32,
+    kernel: Kernel,
+}
+
+impl std::fmt::Debug for Net {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Net(768→{}×2→1, {})", self.hidden, self.kernel.name())
+    }
+}
+
+fn to_lanes(values: &[i16]) -> Vec<Lanes> {
+    values
+        .chunks_exact(16)
+        .map(|c| Lanes(c.try_into().expect("16 values")))
+        .collect()
+}
+
+impl Net {
+    /// Prepares `network` with the fastest kernel this CPU has.
+    pub fn new(network: &Network) -> Net {
+        Net {
+            hidden: network.hidden,
+            feature_weights: to_lanes(&network.feature_weights),
+            feature_bias: to_lanes(&network.feature_bias),
+            output_weights: to_lanes(&network.output_weights),
+            output_bias: network.output_bias,
+            kernel: Kernel::detect(),
+        }
+    }
+
+    /// Reads a network file's bytes (see [`Network::from_bytes`] for what is checked).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Net, String> {
+        Network::from_bytes(bytes).map(|n| Net::new(&n))
+    }
+
+    /// Loads a network file; the error is one line naming the file and what is wrong with it.
+    pub fn load(path: &Path) -> Result<Net, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Net::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The same network with another kernel (tests compare them; see [`Kernel::available`]).
+    pub fn with_kernel(mut self, kernel: Kernel) -> Net {
+        self.kernel = kernel;
+        self
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// Hidden width `H` of each perspective.
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// The weight row of feature `index`.
+    #[inline(always)]
+    pub(crate) fn row(&self, index: usize) -> &[i16] {
+        let n = self.hidden / 16;
+        flat(&self.feature_weights[index * n..(index + 1) * n])
+    }
+
+    /// The weight row of `piece` on `sq` seen from `perspective`.
+    #[inline(always)]
+    pub(crate) fn piece_row(&self, perspective: Color, piece: Piece, sq: Square) -> &[i16] {
+        self.row(feature_index(perspective, piece.color(), piece.kind(), sq))
+    }
+
+    /// Computes the accumulator of `perspective` from scratch: bias plus every piece's row.
+    pub fn refresh(&self, pos: &Position, perspective: Color, out: &mut [Lanes]) {
+        let out = flat_mut(out);
+        out.copy_from_slice(flat(&self.feature_bias));
+        for sq in pos.occupied() {
+            let piece = pos.piece_on(sq).expect("occupied");
+            let row = self.piece_row(perspective, piece, sq);
+            for (o, &w) in out.iter_mut().zip(row) {
+                *o = o.wrapping_add(w);
+            }
+        }
+    }
+
+    /// The evaluation in centipawns for the side whose accumulator is `us`:
+    /// `(Σ u_us²·w_us + Σ u_them²·w_them) / QA + bias) · SCALE / (QA·QB)`.
+    #[inline]
+    pub fn output(&self, us: &[Lanes], them: &[Lanes]) -> i32 {
+        let w = flat(&self.output_weights);
+        let (w_us, w_them) = w.split_at(self.hidden);
+        let sum = self
+            .kernel
+            .screlu_dot(flat(us), w_us)
+            .wrapping_add(self.kernel.screlu_dot(flat(them), w_them));
+        let out = i64::from(sum / QA) + i64::from(self.output_bias);
+        (out * i64::from(SCALE) / i64::from(QA * QB)) as i32
+    }
+
+    /// Evaluates `pos` from scratch for the side to move (no accumulator stack; allocates,
+    /// so not for the search).
+    pub fn evaluate(&self, pos: &Position) -> i32 {
+        let n = self.hidden / 16;
+        let mut white = vec![Lanes::default(); n];
+        let mut black = vec![Lanes::default(); n];
+        self.refresh(pos, Color::White, &mut white);
+        self.refresh(pos, Color::Black, &mut black);
+        match pos.side_to_move() {
+            Color::White => self.output(&white, &black),
+            Color::Black => self.output(&black, &white),
+        }
+    }
+}

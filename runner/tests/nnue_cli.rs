@@ -1,0 +1,114 @@
+//! The NNUE evaluation through the binary: builtin variants choose it with `option.Eval`
+//! and `option.EvalFile`, bad values are refused before any game, and `spar bench --eval`
+//! measures both evaluations.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn an_nnue_variant_plays_an_hce_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let js = dir.path().join("s.json");
+    let net = dir.path().join("small.nnue");
+    std::fs::write(
+        &net,
+        engine::nnue::placeholder::material_network(32).to_bytes(),
+    )
+    .unwrap();
+    let file_word = format!("option.EvalFile={}", path_str(&net));
+    for (first, games) in [
+        (vec!["option.Eval=nnue"], "4"),
+        (vec!["option.Eval=nnue", file_word.as_str()], "2"),
+    ] {
+        let mut args = vec!["match", "--engine", "name=nnue"];
+        args.extend(first);
+        args.extend([
+            "--engine",
+            "name=hce",
+            "--each",
+            "nodes=500",
+            "--games",
+            games,
+        ]);
+        args.extend(["--json", path_str(&js), "--quiet"]);
+        let out = ok(&run(&args));
+        assert!(out.contains("nnue vs hce"), "{out}");
+        assert_eq!(json(&js)["games"].to_string(), games);
+    }
+}
+
+#[test]
+fn bad_eval_options_are_one_line_usage_errors_before_any_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = dir.path().join("corrupt.nnue");
+    let mut bytes = engine::nnue::placeholder::material_network(16).to_bytes();
+    bytes[40] ^= 1;
+    std::fs::write(&corrupt, bytes).unwrap();
+    let short = dir.path().join("short.nnue");
+    std::fs::write(&short, b"SPARNNUE\x01\x00\x00\x00\x10\x00\x00\x00").unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let game = |word: &str| {
+        format!(
+            "match --engine name=a {word} --engine name=b --each nodes=100 --games 2 --pgnout {}",
+            path_str(&pgn)
+        )
+    };
+    let lines = [
+        (
+            game("option.Eval=neural"),
+            "option.Eval=neural: expected hce or nnue".to_string(),
+        ),
+        (
+            game(&format!("option.EvalFile={}", path_str(&corrupt))),
+            "corrupt.nnue: checksum mismatch".to_string(),
+        ),
+        (
+            game(&format!("option.EvalFile={}", path_str(&short))),
+            "short.nnue: 16 bytes".to_string(),
+        ),
+        (
+            game("option.EvalFile=/no/such/net.nnue"),
+            "option.EvalFile: /no/such/net.nnue: No such file".to_string(),
+        ),
+    ];
+    let bench_bad = format!(
+        "bench --depth 2 --eval nnue --eval-file {}",
+        path_str(&corrupt)
+    );
+    let lines = [
+        lines.as_slice(),
+        &[(
+            bench_bad,
+            "--eval-file ".to_string() + path_str(&corrupt) + ": checksum",
+        )],
+    ]
+    .concat();
+    let cases: Vec<(Vec<&str>, &str)> = lines.iter().map(|(l, n)| (argv(l), n.as_str())).collect();
+    usage_errors(&cases);
+    assert!(!pgn.exists(), "no game was played");
+}
+
+#[test]
+fn bench_measures_either_evaluation_or_both() {
+    let hce = ok(&run(&argv("bench --depth 3 --eval hce")));
+    let nnue = ok(&run(&argv("bench --depth 3 --eval nnue")));
+    let both = ok(&run(&argv("bench --depth 3 --eval both")));
+    let nodes = |line: &str| -> String {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "nodes").unwrap();
+        words[at - 1].to_string()
+    };
+    let lines: Vec<&str> = both.lines().collect();
+    assert_eq!(lines.len(), 2, "{both}");
+    assert!(
+        lines[0].starts_with("hce ") && lines[1].starts_with("nnue "),
+        "{both}"
+    );
+    assert_eq!(nodes(lines[0]), nodes(hce.trim()));
+    assert_eq!(nodes(lines[1]), nodes(nnue.trim()));
+    assert!(lines[1].contains("% of hce's nps"), "{both}");
+    // The default is unchanged: the handcrafted evaluation.
+    let default = ok(&run(&argv("bench --depth 3")));
+    assert_eq!(nodes(default.trim()), nodes(hce.trim()));
+}
