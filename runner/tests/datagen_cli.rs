@@ -411,3 +411,55 @@ fn ctrl_c_keeps_complete_games_and_exits_130() {
         "{summary}"
     );
 }
+
+#[test]
+fn nnue_self_play_is_its_own_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let hce = dir.path().join("hce.vf");
+    let nnue = dir.path().join("nnue.vf");
+    let o = datagen(&hce, &["--games", "2", "--concurrency", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = datagen(
+        &nnue,
+        &["--games", "2", "--concurrency", "1", "--eval", "nnue"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The same openings, searched with another evaluation: other scores.
+    let (h, n) = (games(&hce), games(&nnue));
+    assert_eq!(h.len(), 2);
+    assert_eq!(n.len(), 2);
+    assert_eq!(h[0].start, n[0].start);
+    assert_ne!(h[0].moves, n[0].moves);
+    // The evaluation defines the run: a resume with the other one is refused.
+    let o = datagen(&nnue, &["--games", "4", "--resume"]);
+    usage_error(&o, "--eval");
+    // A network file: named in the record, refused when it is not a net.
+    let bad = dir.path().join("bad.nnue");
+    std::fs::write(&bad, b"not a network").unwrap();
+    let out = dir.path().join("bad.vf");
+    let o = datagen(
+        &out,
+        &[
+            "--games",
+            "2",
+            "--eval",
+            "nnue",
+            "--eval-file",
+            path_str(&bad),
+        ],
+    );
+    usage_error(&o, "bad.nnue");
+    assert!(!out.exists() || std::fs::metadata(&out).unwrap().len() == 0);
+    let o = datagen(
+        &out,
+        &[
+            "--games",
+            "2",
+            "--eval",
+            "hce",
+            "--eval-file",
+            path_str(&bad),
+        ],
+    );
+    usage_error(&o, "--eval nnue");
+}

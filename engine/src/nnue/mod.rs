@@ -6,7 +6,7 @@
 //! - [`simd`]: the accumulator-update and output kernels, scalar and AVX2 (chosen at run time).
 //! - [`accumulator`]: the incrementally updated accumulators along the search path.
 //! - [`embedded`]: the default net compiled into the binary.
-//! - [`placeholder`]: the hand-built material net that stands in as the default for now.
+//! - [`placeholder`]: a hand-built material net of any width, for tests and benchmarks.
 pub mod accumulator;
 pub mod embedded;
 pub mod net;

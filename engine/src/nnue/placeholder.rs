@@ -1,6 +1,6 @@
 //! A hand-built network that approximates material plus simple piece-square values, made
-//! without training: the placeholder default net until a trained one replaces
-//! `engine/nets/default.nnue` (written by the ignored test `write_placeholder_net`).
+//! without training, of any width: tests and width benchmarks use it (it was the default net
+//! before the first trained one; the ignored test `write_placeholder_net` writes one to a file).
 //!
 //! Each pair of hidden neurons `(2j, 2j+1)` starts at `b = 127` and adds `±s_j · x`, where
 //! `x` is the perspective's material balance in centipawns; with output weights `+w_j, −w_j`

@@ -94,6 +94,13 @@ pub struct DatagenArgs {
     /// Hash table per game, MiB.
     #[arg(long, default_value_t = 8, value_name = "MB")]
     hash: usize,
+    /// Static evaluation of the self-play engine: hce (handcrafted) or nnue (the embedded
+    /// network, or --eval-file)
+    #[arg(long, default_value = "hce", value_parser = ["hce", "nnue"])]
+    eval: String,
+    /// Network file for --eval nnue (default: the embedded net)
+    #[arg(long, value_name = "FILE", requires = "eval")]
+    eval_file: Option<PathBuf>,
     /// Continue an interrupted run: keep the complete games in the files, drop a partial one.
     #[arg(long)]
     resume: bool,
@@ -207,8 +214,21 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             "name=datagen".to_string(),
             format!("nodes={}", args.nodes),
             format!("option.Hash={}", args.hash),
-        ],
+            format!("option.Eval={}", args.eval),
+        ]
+        .into_iter()
+        .chain(
+            args.eval_file
+                .as_ref()
+                .map(|f| format!("option.EvalFile={}", f.display())),
+        )
+        .collect(),
     };
+    if args.eval_file.is_some() && args.eval != "nnue" {
+        return Err(CliError::usage(
+            "--eval-file is the network of --eval nnue: add --eval nnue",
+        ));
+    }
     let (plan, run) = MatchPlan::build(&PlanRequest {
         engines: &engines,
         seats: 0..=0,
@@ -322,7 +342,19 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             (!f.skip_tactical).into(),
         ),
         Field::new("hash", "--hash", args.hash.into()),
+        Field::new("eval", "--eval", args.eval.clone().into()),
+        Field::new("eval-file", "--eval-file", net_identity(args).into()),
     ]
+}
+
+/// What identifies the network of the run: `None` for the embedded net (or HCE), else the
+/// file's path and its stored checksum, so a resume with a changed file is refused.
+fn net_identity(args: &DatagenArgs) -> Option<String> {
+    let path = args.eval_file.as_ref()?;
+    let bytes = std::fs::read(path).ok()?;
+    let sum = bytes.len().checked_sub(8).map(|at| &bytes[at..])?;
+    let hex: String = sum.iter().rev().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{} (checksum {hex})", path.display()))
 }
 
 fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {

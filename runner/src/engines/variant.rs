@@ -330,6 +330,15 @@ pub fn parse_variant(
             }
         }
         options = kept;
+        if evaluation == Evaluation::Nnue {
+            if let Some((spec, _)) = params.changed().find(|(spec, _)| spec.eval) {
+                return Err(format!(
+                    "engine '{name}': {} is a weight of the handcrafted evaluation, which this engine does not use \
+                     (it evaluates with NNUE): add option.Eval=hce to it (or to --each)",
+                    spec.name
+                ));
+            }
+        }
     }
     if !limits.is_set() {
         return Err(format!("engine '{name}' has no limit: add nodes=, depth=, movetime= or tc= (to it or to --each)"));
@@ -525,6 +534,10 @@ mod tests {
             (
                 "nodes=5 option.EvalFile=/nonexistent/x.nnue",
                 "option.EvalFile: /nonexistent/x.nnue: ",
+            ),
+            (
+                "nodes=5 option.Eval=nnue option.material_mg_knight=150",
+                "material_mg_knight is a weight of the handcrafted evaluation, which this engine does not use",
             ),
         ] {
             let err = parse_variant(&words(w), &[], 0).unwrap_err();
