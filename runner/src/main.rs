@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod cli;
+mod cluster;
 mod cmd;
 mod engines;
 mod error;
@@ -53,6 +54,12 @@ enum Command {
     Tune(cmd::tune::TuneArgs),
     /// Tune the evaluation weights on scored positions (Texel tuning).
     Texel(cmd::texel::TexelArgs),
+    /// Play one shard of a cluster run (what a Slurm array task runs).
+    Shard(cmd::shard::ShardArgs),
+    /// Merge the shards of a cluster run into the local command's files and summary.
+    Merge(cmd::merge::MergeArgs),
+    /// Where a cluster run (or a local results CSV) stands; --html writes a live page.
+    Status(cmd::status::StatusArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -69,6 +76,9 @@ fn run(cli: Cli) -> CliResult {
         Command::Report(args) => cmd::report::run(args),
         Command::Tune(args) => cmd::tune::run(args),
         Command::Texel(args) => cmd::texel::run(args),
+        Command::Shard(args) => cmd::shard::run(args),
+        Command::Merge(args) => cmd::merge::run(args),
+        Command::Status(args) => cmd::status::run(args),
     }
 }
 

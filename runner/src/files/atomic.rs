@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 /// stays what it is and a failed write (`/dev/full`) is an error; a directory is an error.
 /// A symbolic link is followed: the file it points to is replaced, the link kept.
 pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
+    write_bytes_atomically(path, text.as_bytes())
+}
+
+/// [`write_atomically`] for bytes (merged training files).
+pub fn write_bytes_atomically(path: &Path, text: &[u8]) -> io::Result<()> {
     let target = resolve_link(path)?;
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => {
@@ -24,7 +29,7 @@ pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     }
     let dir = super::paths::parent_dir(&target);
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
+    tmp.write_all(text)?;
     // A temporary file is created private (0600); the result is an ordinary file.
     #[cfg(unix)]
     {
@@ -52,9 +57,9 @@ fn resolve_link(path: &Path) -> io::Result<PathBuf> {
     }
 }
 
-fn write_in_place(path: &Path, text: &str) -> io::Result<()> {
+fn write_in_place(path: &Path, text: &[u8]) -> io::Result<()> {
     let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-    f.write_all(text.as_bytes())?;
+    f.write_all(text)?;
     f.flush()
 }
 

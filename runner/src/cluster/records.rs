@@ -1,0 +1,333 @@
+//! Reading the shards' records: each shard's results CSV (a match's complete pairs) or
+//! training file (datagen's complete games), at any time, also while shards append to
+//! them. A torn last line or a pair with one row is not counted yet.
+//!
+//! [`Records`] keeps what it read and rereads a shard only when its record file changed
+//! (size or modification time), so the coordinator's poll costs one `stat` per shard.
+//! Pairs are deduplicated by pair index: the same pair recorded twice with the same games
+//! counts once; with different games it is a [`Conflict`], counted once (the lower shard's
+//! record) and reported.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use data::results::{parse_results, ResultRow};
+use data::training::files::{game_ends, Format};
+use engine::types::GameResult;
+
+use super::manifest::Manifest;
+use crate::error::{CliError, CliResult};
+use crate::play::game::Termination;
+use crate::play::tally::{GameSummary, Tally};
+
+/// One complete pair as a shard recorded it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairRecord {
+    /// The run's pair index.
+    pub pair: u64,
+    /// The shard that recorded it.
+    pub shard: u32,
+    /// Its place among the shard's recorded pairs (its games are games 2p and 2p+1 of the
+    /// shard's PGN and dump).
+    pub position: u32,
+    /// The two games as the tally counts them.
+    pub games: [GameSummary; 2],
+    /// A hash of both rows without their durations: equal games, equal fingerprints.
+    pub fingerprint: u64,
+}
+
+/// The same pair recorded twice with different games.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The pair index.
+    pub pair: u64,
+    /// The shard whose record is counted.
+    pub kept: u32,
+    /// The shard whose different record is not.
+    pub other: u32,
+}
+
+/// What one shard has recorded.
+#[derive(Clone, Debug, Default)]
+pub struct ShardRecord {
+    /// Complete pairs (match) or games (datagen), in the shard's order.
+    pub done: u64,
+    /// The pairs (match only).
+    pub pairs: Vec<PairRecord>,
+    /// When its record file last changed (`None`: no record yet).
+    pub modified: Option<SystemTime>,
+    /// Its failure record: exit code and message.
+    pub failed: Option<(i32, String)>,
+    /// Size and time of the record file when last read.
+    seen: Option<(u64, SystemTime)>,
+}
+
+/// The records of every shard of a run.
+pub struct Records {
+    dir: PathBuf,
+    datagen: Option<(PathBuf, Format)>,
+    names: [String; 2],
+    /// Per shard.
+    pub shards: Vec<ShardRecord>,
+}
+
+/// The GameSummary of a CSV row, seen from the engine named `first`.
+fn summary_of(row: &ResultRow, first: &str, path: &Path) -> CliResult<GameSummary> {
+    let bad = |what: &str, v: &str| {
+        CliError::failure(format!(
+            "{}: pair {}: unknown {what} '{v}'",
+            path.display(),
+            row.pair
+        ))
+    };
+    Ok(GameSummary {
+        first_is_white: row.white == first,
+        outcome: GameResult::from_pgn(&row.result).ok_or_else(|| bad("result", &row.result))?,
+        termination: Termination::from_key(&row.termination)
+            .ok_or_else(|| bad("termination", &row.termination))?,
+    })
+}
+
+fn fingerprint(a: &ResultRow, b: &ResultRow) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for r in [a, b] {
+        let mut r = r.clone();
+        r.duration_ms = 0;
+        r.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The complete pairs of a results file's text (up to its last newline), in file order.
+pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<[ResultRow; 2]>> {
+    let keep = text.rfind('\n').map_or(0, |i| i + 1);
+    let rows = parse_results(&text[..keep], path)
+        .map_err(|e| CliError::failure(format!("shard record: {e}")))?;
+    let mut pairs = Vec::with_capacity(rows.len() / 2);
+    let mut it = rows.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a.game != 0 {
+            continue;
+        }
+        match it.peek() {
+            Some(b) if b.game == 1 && b.pair == a.pair => {
+                let b = it.next().expect("peeked");
+                pairs.push([a, b]);
+            }
+            _ => {}
+        }
+    }
+    Ok(pairs)
+}
+
+/// Reads a shard's failure record.
+fn read_failed(path: &Path) -> Option<(i32, String)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some((
+        v.get("code")?.as_i64()? as i32,
+        v.get("message")?.as_str()?.to_string(),
+    ))
+}
+
+impl Records {
+    /// The records of the run in `dir` (nothing read yet: call [`Records::refresh`]).
+    pub fn new(dir: &Path, manifest: &Manifest) -> CliResult<Records> {
+        let datagen = if manifest.command == "datagen" {
+            let format = manifest
+                .args
+                .get("format")
+                .and_then(|f| f.as_str())
+                .unwrap_or("viriformat");
+            let format = Format::parse(format).map_err(CliError::usage)?;
+            Some((PathBuf::new(), format))
+        } else {
+            None
+        };
+        let names = match &manifest.plan {
+            Some(p) if p.engines.len() == 2 => {
+                [p.engines[0].name.clone(), p.engines[1].name.clone()]
+            }
+            _ => [String::new(), String::new()],
+        };
+        Ok(Records {
+            dir: dir.to_path_buf(),
+            datagen,
+            names,
+            shards: vec![ShardRecord::default(); manifest.shards as usize],
+        })
+    }
+
+    /// The file whose size and time say whether shard `i` wrote something new.
+    fn record_file(&self, i: u64) -> PathBuf {
+        match &self.datagen {
+            None => super::shard_results(&self.dir, i),
+            Some((_, format)) => {
+                let paths = format.paths(&super::shard_positions(&self.dir, i));
+                paths.index.or(paths.viriformat).expect("a file")
+            }
+        }
+    }
+
+    /// Rereads the shards whose record changed; returns whether any did.
+    pub fn refresh(&mut self) -> CliResult<bool> {
+        let mut changed = false;
+        for i in 0..self.shards.len() {
+            let failed_path = super::shard_failed(&self.dir, i as u64);
+            self.shards[i].failed = read_failed(&failed_path);
+            let file = self.record_file(i as u64);
+            let Ok(meta) = std::fs::metadata(&file) else {
+                continue;
+            };
+            let stamp = (
+                meta.len(),
+                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            );
+            if self.shards[i].seen == Some(stamp) {
+                continue;
+            }
+            changed = true;
+            self.read_shard(i, stamp)?;
+        }
+        Ok(changed)
+    }
+
+    fn read_shard(&mut self, i: usize, stamp: (u64, SystemTime)) -> CliResult {
+        let shard = &mut self.shards[i];
+        shard.seen = Some(stamp);
+        shard.modified = Some(stamp.1);
+        match &self.datagen {
+            Some((_, format)) => {
+                let path = super::shard_positions(&self.dir, i as u64);
+                let ends = game_ends(&path, *format).map_err(CliError::failure)?;
+                shard.done = match format {
+                    Format::Text => ends.text.len(),
+                    Format::Viriformat => ends.viriformat.len(),
+                    Format::Both => ends.text.len().min(ends.viriformat.len()),
+                } as u64;
+            }
+            None => {
+                let path = super::shard_results(&self.dir, i as u64);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    CliError::failure(format!("cannot read {}: {e}", path.display()))
+                })?;
+                let rows = complete_rows(&text, &path)?;
+                let mut pairs = Vec::with_capacity(rows.len());
+                for (p, [a, b]) in rows.iter().enumerate() {
+                    pairs.push(PairRecord {
+                        pair: a.pair,
+                        shard: i as u32,
+                        position: p as u32,
+                        games: [
+                            summary_of(a, &self.names[0], &path)?,
+                            summary_of(b, &self.names[0], &path)?,
+                        ],
+                        fingerprint: fingerprint(a, b),
+                    });
+                }
+                shard.done = pairs.len() as u64;
+                shard.pairs = pairs;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every recorded pair once, by pair index, and the conflicts.
+    pub fn pairs(&self) -> (BTreeMap<u64, PairRecord>, Vec<Conflict>) {
+        let mut all: BTreeMap<u64, PairRecord> = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        for s in &self.shards {
+            for p in &s.pairs {
+                match all.get(&p.pair) {
+                    None => {
+                        all.insert(p.pair, *p);
+                    }
+                    Some(k) if k.fingerprint != p.fingerprint => conflicts.push(Conflict {
+                        pair: p.pair,
+                        kept: k.shard,
+                        other: p.shard,
+                    }),
+                    Some(_) => {}
+                }
+            }
+        }
+        (all, conflicts)
+    }
+
+    /// The totals of every pair counted once.
+    pub fn tally(&self) -> Tally {
+        let (pairs, _) = self.pairs();
+        let mut t = Tally::default();
+        for p in pairs.values() {
+            t.add_pair(p.games);
+        }
+        t
+    }
+
+    /// Games recorded in all (datagen).
+    pub fn games(&self) -> u64 {
+        self.shards.iter().map(|s| s.done).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "pair,game,opening,seed,white,black,result,termination,plies,white_nodes,black_nodes,duration_ms\n";
+
+    fn row(pair: u64, game: u8, result: &str) -> String {
+        let (w, b) = if game == 0 { ("a", "b") } else { ("b", "a") };
+        format!("{pair},{game},{pair},9,{w},{b},{result},checkmate,40,100,100,5\n")
+    }
+
+    #[test]
+    fn only_complete_pairs_count() {
+        let text = format!(
+            "{HEAD}{}{}{}{}",
+            row(3, 0, "1-0"),
+            row(3, 1, "1-0"),
+            row(7, 0, "1/2-1/2"),
+            "7,1,7,9,b,a,1-"
+        );
+        let pairs = complete_rows(&text, Path::new("r.csv")).unwrap();
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0][1].pair, 3);
+    }
+
+    #[test]
+    fn a_pair_recorded_twice_counts_once_and_differences_are_conflicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |i: u64, body: String| {
+            let p = super::super::shard_results(dir.path(), i);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, format!("{HEAD}{body}")).unwrap();
+        };
+        write(0, row(0, 0, "1-0") + &row(0, 1, "1-0") + &row(2, 0, "1-0") + &row(2, 1, "0-1"));
+        // Shard 1 has pair 0 again (same games, another duration) and a different pair 2.
+        write(1, row(0, 0, "1-0").replace(",5\n", ",7\n") + &row(0, 1, "1-0") + &row(2, 0, "0-1") + &row(2, 1, "0-1"));
+        let mut records = Records {
+            dir: dir.path().to_path_buf(),
+            datagen: None,
+            names: ["a".into(), "b".into()],
+            shards: vec![ShardRecord::default(); 2],
+        };
+        assert!(records.refresh().unwrap());
+        assert!(!records.refresh().unwrap(), "nothing new");
+        let (pairs, conflicts) = records.pairs();
+        assert_eq!(pairs.len(), 2);
+        assert_eq!(
+            conflicts,
+            [Conflict {
+                pair: 2,
+                kept: 0,
+                other: 1
+            }]
+        );
+        let t = records.tally();
+        assert_eq!(t.pairs.pairs(), 2);
+        assert_eq!(t.games.wins + t.games.losses + t.games.draws, 4);
+    }
+}
