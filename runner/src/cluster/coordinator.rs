@@ -432,7 +432,14 @@ pub fn run(s: &Submission) -> CliResult {
         std::thread::sleep(POLL);
     }
     progress.finish();
-    stop(dir, &jobs.jobs)?;
+    let took = stop(dir, &jobs.jobs)?;
+    if !s.quiet {
+        eprintln!(
+            "Stopped job array {}: no task left {:.1} s after the end of the run",
+            jobs.jobs.join(", "),
+            took.as_secs_f64()
+        );
+    }
     let merged = merge::merge(dir, m, None)?;
     stdout::print_lines(&merged.lines)?;
     if let Some(e) = failure {
@@ -459,8 +466,9 @@ pub fn run(s: &Submission) -> CliResult {
     Ok(())
 }
 
-/// Stops every shard: `RUN_DIR/STOP`, `scancel`, and a wait until no task is left.
-pub fn stop(dir: &Path, jobs: &[String]) -> CliResult {
+/// Stops every shard: `RUN_DIR/STOP`, `scancel`, and a wait until no task is left; returns
+/// how long that took.
+pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
     write_atomically(&super::stop_file(dir), "stop\n").map_err(|e| {
         CliError::failure(format!("cannot write {}: {e}", super::stop_file(dir).display()))
     })?;
@@ -468,7 +476,7 @@ pub fn stop(dir: &Path, jobs: &[String]) -> CliResult {
     let started = Instant::now();
     while started.elapsed() < CANCEL_WAIT {
         if slurm::live_tasks(jobs)?.is_empty() {
-            return Ok(());
+            return Ok(started.elapsed());
         }
         std::thread::sleep(Duration::from_millis(200));
     }
