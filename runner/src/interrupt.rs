@@ -49,9 +49,7 @@ pub fn on_ctrl_c(what_happens: &'static str) -> Arc<AtomicBool> {
             Verdict::First => {
                 *first = Some(Instant::now());
                 raised.store(true, Ordering::SeqCst);
-                eprintln!(
-                    "\nspar: interrupt: {what_happens} (press Ctrl-C again to exit at once)"
-                );
+                eprintln!("\nspar: interrupt: {what_happens} (press Ctrl-C again to exit at once)");
             }
             Verdict::Repeat => {}
             Verdict::Second => {

@@ -106,12 +106,18 @@ fn a_sharded_match_equals_the_local_match_pair_by_pair() {
     let local = ok(&run_at(
         d,
         &conf,
-        &format!("{MATCH} {each} --concurrency 2 --results l.csv --pgnout l.pgn --json l.json --quiet"),
+        &format!(
+            "{MATCH} {each} --concurrency 2 --results l.csv --pgnout l.pgn --json l.json --quiet"
+        ),
     ));
     assert_eq!(sharded, local, "the same summary");
     let rows = rows_without_time(&d.join("s.csv"));
     assert_eq!(rows.len(), 201);
-    assert_eq!(rows, rows_without_time(&d.join("l.csv")), "same games, same results");
+    assert_eq!(
+        rows,
+        rows_without_time(&d.join("l.csv")),
+        "same games, same results"
+    );
     assert_eq!(
         pgn_without_time(&d.join("s.pgn")),
         pgn_without_time(&d.join("l.pgn")),
@@ -128,14 +134,18 @@ fn a_sharded_match_equals_the_local_match_pair_by_pair() {
     assert!(status.contains("Games: 200 of 200"), "{status}");
     assert!(status.contains("shard   3: 25/25 pairs"), "{status}");
     let page = std::fs::read_to_string(d.join("page.html")).unwrap();
-    assert!(page.contains("<svg") && !page.contains("http-equiv"), "finished: no refresh");
+    assert!(
+        page.contains("<svg") && !page.contains("http-equiv"),
+        "finished: no refresh"
+    );
     let local_status = ok(&run_at(d, &conf, "status l.csv"));
     assert!(local_status.contains("W-L-D"), "{local_status}");
 }
 
 #[test]
 fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
-    let Some(conf) = cluster("a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array")
+    let Some(conf) =
+        cluster("a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array")
     else {
         return;
     };
@@ -257,7 +267,11 @@ fn sharded_datagen_is_byte_identical_to_the_local_run() {
         &conf,
         &format!("datagen --out s.vf {opts} --slurm --run-dir run --shards 4 --quiet"),
     ));
-    ok(&run_at(d, &conf, &format!("datagen --out l.vf {opts} --quiet")));
+    ok(&run_at(
+        d,
+        &conf,
+        &format!("datagen --out l.vf {opts} --quiet"),
+    ));
     for (s, l) in [
         ("s.vf", "l.vf"),
         ("s.vf.txt", "l.vf.txt"),
@@ -302,15 +316,24 @@ fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
     assert_eq!(manifest["shards"], 2);
     std::fs::write(
         &engine,
-        format!("#!/bin/sh\n# rebuilt\nexec {} uci\n", env!("CARGO_BIN_EXE_spar")),
+        format!(
+            "#!/bin/sh\n# rebuilt\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
     )
     .unwrap();
     let run_dir = d.join("run");
     let r = path_str(&run_dir);
     usage_error(&run(&["shard", r, "--index", "0"]), "engine 'ext'");
-    usage_error(&run(&["shard", r, "--index", "0"]), "changed since the run was planned");
+    usage_error(
+        &run(&["shard", r, "--index", "0"]),
+        "changed since the run was planned",
+    );
     usage_error(&run(&["shard", r, "--index", "2"]), "out of range");
-    usage_error(&run(&["shard", r, "--index", "0", "--of", "3"]), "has 2 shards");
+    usage_error(
+        &run(&["shard", r, "--index", "0", "--of", "3"]),
+        "has 2 shards",
+    );
     // The same directory again without --resume.
     usage_error(
         &run_at(
@@ -338,7 +361,10 @@ fn bad_cluster_input_is_one_line_and_exit_2() {
     let o = path_str(&old);
     usage_error(&run(&["shard", o, "--index", "0"]), "written by spar 0.0.1");
     usage_error(&run(&["merge", o]), "use the same spar version");
-    usage_error(&run(&["shard", path_str(d), "--index", "0"]), "manifest.json");
+    usage_error(
+        &run(&["shard", path_str(d), "--index", "0"]),
+        "manifest.json",
+    );
     usage_error(&run(&["status", "/no/such/run"]), "no such run directory");
     let empty_path = d.join("bin");
     std::fs::create_dir_all(&empty_path).unwrap();
@@ -351,17 +377,40 @@ fn bad_cluster_input_is_one_line_and_exit_2() {
     usage_error(&no_sbatch, "no `sbatch` on PATH");
     usage_errors(&[
         (argv(&format!("{base} --run-dir {o}")), "add --slurm"),
-        (argv(&format!("{base} --shards 4")), "--shards belongs to a cluster run"),
+        (
+            argv(&format!("{base} --shards 4")),
+            "--shards belongs to a cluster run",
+        ),
         (argv(&format!("{base} --slurm")), "--slurm needs --run-dir"),
-        (argv(&format!("{base} --resume")), "--resume needs --results"),
+        (
+            argv(&format!("{base} --resume")),
+            "--resume needs --results",
+        ),
     ]);
     if Command::new("sbatch").arg("--version").output().is_ok() {
         usage_errors(&[
-            (argv(&format!("{base} --slurm --run-dir {o}y --concurrency 2")), "--cpus-per-shard"),
-            (argv(&format!("{base} --slurm --run-dir /proc/spar")), "not a writable directory"),
-            (argv(&format!("{base} --slurm --run-dir {o}z --shards 0")), "--shards 0"),
-            (argv(&format!("datagen --out {o}/d.vf --positions 100 --slurm --run-dir {o}w")), "--positions cannot be sharded"),
-            (argv(&format!("{base} --slurm --run-dir {o}v --resume")), "holds no run"),
+            (
+                argv(&format!("{base} --slurm --run-dir {o}y --concurrency 2")),
+                "--cpus-per-shard",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir /proc/spar")),
+                "not a writable directory",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir {o}z --shards 0")),
+                "--shards 0",
+            ),
+            (
+                argv(&format!(
+                    "datagen --out {o}/d.vf --positions 100 --slurm --run-dir {o}w"
+                )),
+                "--positions cannot be sharded",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir {o}v --resume")),
+                "holds no run",
+            ),
         ]);
     }
 }
@@ -384,7 +433,10 @@ fn a_doubled_interrupt_and_sigterm_stop_gracefully() {
             .unwrap();
         let started = Instant::now();
         while bytes(&out).len() < 100 {
-            assert!(started.elapsed() < Duration::from_secs(60), "no game written");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no game written"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         let pid = child.id().to_string();

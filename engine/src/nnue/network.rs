@@ -141,7 +141,7 @@ impl Network {
             ));
         }
         let hidden = u32_at(12) as usize;
-        if hidden == 0 || hidden > MAX_HIDDEN || hidden % 16 != 0 {
+        if hidden == 0 || hidden > MAX_HIDDEN || !hidden.is_multiple_of(16) {
             return Err(format!(
                 "hidden width {hidden}; it must be a multiple of 16 from 16 to {MAX_HIDDEN}"
             ));

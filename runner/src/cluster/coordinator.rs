@@ -87,7 +87,10 @@ impl JobsFile {
     fn write(&self, dir: &Path) -> CliResult {
         let text = serde_json::to_string_pretty(self).expect("json") + "\n";
         write_atomically(&JobsFile::path(dir), &text).map_err(|e| {
-            CliError::failure(format!("cannot write {}: {e}", JobsFile::path(dir).display()))
+            CliError::failure(format!(
+                "cannot write {}: {e}",
+                JobsFile::path(dir).display()
+            ))
         })
     }
 }
@@ -95,7 +98,9 @@ impl JobsFile {
 /// Checks the cluster options, the Slurm tools and the run directory.
 pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
     let dir = a.run_dir.as_ref().ok_or_else(|| {
-        CliError::usage("--slurm needs --run-dir DIR: a directory on a filesystem every node shares")
+        CliError::usage(
+            "--slurm needs --run-dir DIR: a directory on a filesystem every node shares",
+        )
     })?;
     let shards = a.shards.unwrap_or(SlurmArgs::DEFAULT_SHARDS);
     if shards == 0 || shards > 100_000 {
@@ -216,16 +221,22 @@ pub fn plan_manifest(
             continue;
         };
         let found = crate::plan::which(cmd).ok_or_else(|| {
-            CliError::usage(format!("engine '{}': cannot find executable '{cmd}'", v.name))
+            CliError::usage(format!(
+                "engine '{}': cannot find executable '{cmd}'",
+                v.name
+            ))
         })?;
         let is_built = built.get(seat).copied().unwrap_or(false);
         let path = if is_built {
             let to = c.dir.join("engines").join(seat.to_string()).join("spar");
-            std::fs::create_dir_all(to.parent().expect("parent")).map_err(|e| {
-                CliError::usage(format!("cannot create {}: {e}", to.display()))
-            })?;
+            std::fs::create_dir_all(to.parent().expect("parent"))
+                .map_err(|e| CliError::usage(format!("cannot create {}: {e}", to.display())))?;
             std::fs::copy(&found, &to).map_err(|e| {
-                CliError::failure(format!("cannot copy {} to {}: {e}", found.display(), to.display()))
+                CliError::failure(format!(
+                    "cannot copy {} to {}: {e}",
+                    found.display(),
+                    to.display()
+                ))
             })?;
             to
         } else {
@@ -410,7 +421,9 @@ pub fn run(s: &Submission) -> CliResult {
                     let why = records.shards[i as usize]
                         .failed
                         .as_ref()
-                        .map_or("it left the queue without finishing".to_string(), |f| f.1.clone());
+                        .map_or("it left the queue without finishing".to_string(), |f| {
+                            f.1.clone()
+                        });
                     failure = Some(CliError::failure(format!(
                         "shard {i} failed {MAX_RESUBMITS} times, last: {why} (see {})",
                         super::log_dir(dir).display()
@@ -445,7 +458,11 @@ pub fn run(s: &Submission) -> CliResult {
     if let Some(e) = failure {
         return Err(e);
     }
-    if !abort.load(Ordering::SeqCst) && m.total.is_some() && !merged.complete && m.plan.as_ref().is_none_or(|p| p.sprt.is_none()) {
+    if !abort.load(Ordering::SeqCst)
+        && m.total.is_some()
+        && !merged.complete
+        && m.plan.as_ref().is_none_or(|p| p.sprt.is_none())
+    {
         return Err(CliError::failure(format!(
             "the merge of {} found {} of {} {}: run `spar status {}`",
             dir.display(),
@@ -470,7 +487,10 @@ pub fn run(s: &Submission) -> CliResult {
 /// how long that took.
 pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
     write_atomically(&super::stop_file(dir), "stop\n").map_err(|e| {
-        CliError::failure(format!("cannot write {}: {e}", super::stop_file(dir).display()))
+        CliError::failure(format!(
+            "cannot write {}: {e}",
+            super::stop_file(dir).display()
+        ))
     })?;
     slurm::cancel(jobs)?;
     let started = Instant::now();

@@ -254,7 +254,11 @@ pub fn render(s: &Snapshot) -> String {
         page.push_str(&ptnml_table(&tally.pairs));
     }
     if !s.shards.is_empty() {
-        let unit = if s.games_done.is_some() { "games" } else { "pairs" };
+        let unit = if s.games_done.is_some() {
+            "games"
+        } else {
+            "pairs"
+        };
         let _ = write!(
             page,
             "<h2>Shards</h2><table><tr><th>shard</th><th>{unit}</th><th>last record</th><th>state</th><th>flags</th></tr>"
@@ -271,7 +275,8 @@ pub fn render(s: &Snapshot) -> String {
                 sh.index,
                 sh.done,
                 sh.share.map_or(String::new(), |t| format!("/{t}")),
-                sh.age.map_or("none".to_string(), |a| format!("{} ago", human(a))),
+                sh.age
+                    .map_or("none".to_string(), |a| format!("{} ago", human(a))),
                 esc(sh.state.as_deref().unwrap_or(""))
             );
         }

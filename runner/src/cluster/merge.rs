@@ -60,9 +60,8 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
     if manifest.command == "datagen" {
         return merge_datagen(dir, manifest);
     }
-    let outputs: MatchOutputs = serde_json::from_value(manifest.args.clone()).map_err(|e| {
-        CliError::usage(format!("{}: {e}", Manifest::path(dir).display()))
-    })?;
+    let outputs: MatchOutputs = serde_json::from_value(manifest.args.clone())
+        .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;
     let files = files.unwrap_or(&outputs.files);
     let plan = manifest.plan.as_ref().ok_or_else(|| {
         CliError::usage(format!(
@@ -133,9 +132,8 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         for i in 0..records.shards.len() as u64 {
             let p = super::shard_pgn(dir, i);
             let text = std::fs::read(&p).unwrap_or_default();
-            let ends = pgn_game_ends(&text).ok_or_else(|| {
-                CliError::failure(format!("{}: not a spar PGN", p.display()))
-            })?;
+            let ends = pgn_game_ends(&text)
+                .ok_or_else(|| CliError::failure(format!("{}: not a spar PGN", p.display())))?;
             texts.push((text, ends));
         }
         let mut out = Vec::new();
@@ -160,7 +158,12 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
             .collect();
         let games: Vec<(usize, usize)> = order
             .iter()
-            .flat_map(|&(_, s, pos)| [(s as usize, 2 * pos as usize), (s as usize, 2 * pos as usize + 1)])
+            .flat_map(|&(_, s, pos)| {
+                [
+                    (s as usize, 2 * pos as usize),
+                    (s as usize, 2 * pos as usize + 1),
+                ]
+            })
             .collect();
         write_training(&shards, spec.format, &at(manifest, &spec.path), &games)?;
     }
@@ -266,11 +269,10 @@ fn write_training(
 
 /// Datagen: games 0, 1, … in order, up to the first one not played yet.
 fn merge_datagen(dir: &Path, manifest: &Manifest) -> CliResult<Merged> {
-    let o: DatagenOutputs = serde_json::from_value(manifest.args.clone()).map_err(|e| {
-        CliError::usage(format!("{}: {e}", Manifest::path(dir).display()))
-    })?;
-    let format = Format::parse(o.format.as_deref().unwrap_or("viriformat"))
-        .map_err(CliError::usage)?;
+    let o: DatagenOutputs = serde_json::from_value(manifest.args.clone())
+        .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;
+    let format =
+        Format::parse(o.format.as_deref().unwrap_or("viriformat")).map_err(CliError::usage)?;
     let out = at(
         manifest,
         o.out

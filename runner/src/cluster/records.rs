@@ -305,9 +305,18 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, format!("{HEAD}{body}")).unwrap();
         };
-        write(0, row(0, 0, "1-0") + &row(0, 1, "1-0") + &row(2, 0, "1-0") + &row(2, 1, "0-1"));
+        write(
+            0,
+            row(0, 0, "1-0") + &row(0, 1, "1-0") + &row(2, 0, "1-0") + &row(2, 1, "0-1"),
+        );
         // Shard 1 has pair 0 again (same games, another duration) and a different pair 2.
-        write(1, row(0, 0, "1-0").replace(",5\n", ",7\n") + &row(0, 1, "1-0") + &row(2, 0, "0-1") + &row(2, 1, "0-1"));
+        write(
+            1,
+            row(0, 0, "1-0").replace(",5\n", ",7\n")
+                + &row(0, 1, "1-0")
+                + &row(2, 0, "0-1")
+                + &row(2, 1, "0-1"),
+        );
         let mut records = Records {
             dir: dir.path().to_path_buf(),
             datagen: None,

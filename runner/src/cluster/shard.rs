@@ -117,9 +117,8 @@ impl ShardRun {
         }
         manifest.verify(dir)?;
         let concurrency = resolve_concurrency(concurrency, env)?;
-        let dir = std::path::absolute(dir).map_err(|e| {
-            CliError::usage(format!("--run-dir {}: {e}", dir.display()))
-        })?;
+        let dir = std::path::absolute(dir)
+            .map_err(|e| CliError::usage(format!("--run-dir {}: {e}", dir.display())))?;
         let me = super::shard_dir(&dir, index);
         std::fs::create_dir_all(&me)
             .map_err(|e| CliError::failure(format!("cannot create {}: {e}", me.display())))?;
@@ -212,7 +211,11 @@ mod tests {
         assert!(err.message.contains("--index"), "{}", err.message);
         let bad = env_of(&[("JOB_COMPLETION_INDEX", "x")]);
         let err = resolve_index(None, &bad).unwrap_err();
-        assert!(err.message.contains("JOB_COMPLETION_INDEX=x"), "{}", err.message);
+        assert!(
+            err.message.contains("JOB_COMPLETION_INDEX=x"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -141,7 +141,10 @@ pub fn live_tasks(jobs: &[String]) -> CliResult<BTreeMap<u64, String>> {
             }
             return Ok(live);
         }
-        return Err(CliError::failure(format!("squeue failed: {}", one_line(&err))));
+        return Err(CliError::failure(format!(
+            "squeue failed: {}",
+            one_line(&err)
+        )));
     }
     parse_squeue(&String::from_utf8_lossy(&out.stdout), &mut live);
     Ok(live)
@@ -175,7 +178,10 @@ pub fn cancel(jobs: &[String]) -> CliResult {
         let err = String::from_utf8_lossy(&out.stderr);
         // Jobs that are already gone need no cancelling.
         if !err.contains("Invalid job id") && !err.contains("already completing") {
-            return Err(CliError::failure(format!("scancel failed: {}", one_line(&err))));
+            return Err(CliError::failure(format!(
+                "scancel failed: {}",
+                one_line(&err)
+            )));
         }
     }
     Ok(())

@@ -176,9 +176,7 @@ impl Snapshot {
                 (Some(t), _) => 2.0 * t as f64 - games,
                 (None, Some(s)) => {
                     let tally = self.tally();
-                    s.forecast(&summary::sample(&tally, s))
-                        .ok()?
-                        .expected_games
+                    s.forecast(&summary::sample(&tally, s)).ok()?.expected_games
                 }
                 _ => return None,
             };
@@ -194,9 +192,9 @@ fn shard_text(s: &ShardLine, games: bool) -> String {
         Some(t) => format!("{}/{t} {unit}", s.done),
         None => format!("{} {unit}", s.done),
     };
-    let age = s
-        .age
-        .map_or("no record yet".to_string(), |a| format!("last record {} ago", human(a)));
+    let age = s.age.map_or("no record yet".to_string(), |a| {
+        format!("last record {} ago", human(a))
+    });
     let mut line = format!("shard {:>3}: {done}, {age}", s.index);
     if let Some(st) = &s.state {
         line.push_str(&format!(", {st}"));
@@ -353,12 +351,7 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
         .and_then(|s| s.sprt().ok());
     let concurrency = plan.as_ref().map_or(1, |p| p.concurrency.max(1));
     Ok(Snapshot {
-        title: format!(
-            "Results {}: {} vs {}",
-            path.display(),
-            names[0],
-            names[1]
-        ),
+        title: format!("Results {}: {} vs {}", path.display(), names[0], names[1]),
         pairs,
         games_done: None,
         total: plan.as_ref().and_then(|p| p.pairs),
@@ -393,6 +386,9 @@ mod tests {
             failed: None,
         };
         let t = shard_text(&s, false);
-        assert_eq!(t, "shard   2: 5/10 pairs, last record 5m00s ago, RUNNING, STALLED");
+        assert_eq!(
+            t,
+            "shard   2: 5/10 pairs, last record 5m00s ago, RUNNING, STALLED"
+        );
     }
 }

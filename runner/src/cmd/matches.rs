@@ -8,8 +8,7 @@ use std::time::Instant;
 use sprt::Decision;
 
 use crate::cli::{
-    AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SlurmArgs,
-    SprtArgs,
+    AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SlurmArgs, SprtArgs,
 };
 use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::shard::ShardRun;

@@ -45,8 +45,7 @@ pub fn run(args: MergeArgs) -> CliResult {
     let here = |p: &Option<PathBuf>| -> CliResult<Option<PathBuf>> {
         p.as_ref()
             .map(|p| {
-                std::path::absolute(p)
-                    .map_err(|e| CliError::usage(format!("{}: {e}", p.display())))
+                std::path::absolute(p).map_err(|e| CliError::usage(format!("{}: {e}", p.display())))
             })
             .transpose()
     };

@@ -38,9 +38,8 @@ pub fn run(args: StatusArgs) -> CliResult {
         )));
     };
     if let Some(path) = &args.html {
-        write_atomically(path, &html::render(&snapshot)).map_err(|e| {
-            CliError::usage(format!("cannot write --html {}: {e}", path.display()))
-        })?;
+        write_atomically(path, &html::render(&snapshot))
+            .map_err(|e| CliError::usage(format!("cannot write --html {}: {e}", path.display())))?;
     }
     stdout::print_lines(&snapshot.lines())
 }

@@ -85,7 +85,7 @@ impl Stride {
 
     /// The local index of the run's job `k`, if it is in this stride.
     pub fn local(&self, k: u64) -> Option<u64> {
-        (k >= self.offset && (k - self.offset) % self.step == 0)
+        (k >= self.offset && (k - self.offset).is_multiple_of(self.step))
             .then(|| (k - self.offset) / self.step)
     }
 }
