@@ -330,8 +330,10 @@ mod tests {
 
     #[test]
     fn the_page_is_self_contained_with_both_charts() {
-        let page = render(&snapshot(1000));
+        let page = render(&snapshot(20));
         assert!(page.contains("http-equiv=\"refresh\""), "live: refreshes");
+        let decided = render(&snapshot(1000));
+        assert!(!decided.contains("http-equiv"), "decided: no refresh");
         assert_eq!(page.matches("<svg").count(), 2);
         assert!(page.contains("Run &lt;x&gt;"));
         for external in ["src=", "href=", "<script", "url("] {
