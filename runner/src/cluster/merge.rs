@@ -9,12 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
-use data::results::{ResultRow, HEADER};
+use data::results::HEADER;
 use data::training::files::{game_ends, Format, GameEnds};
 use serde::Deserialize;
 
 use super::manifest::{now_secs, Manifest};
-use super::records::{complete_rows, Conflict, Records};
+use super::records::{Conflict, Records};
 use crate::cli::OutputArgs;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::{write_atomically, write_bytes_atomically};
@@ -71,6 +71,9 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
     })?;
     let run = plan.resolve()?;
     let mut records = Records::new(dir, manifest)?;
+    if files.results.is_some() {
+        records = records.keep_text();
+    }
     records.refresh()?;
     let (pairs, conflicts) = records.pairs();
     let tally = records.tally();
@@ -104,28 +107,18 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         .map(|p| (p.pair, p.shard, p.position))
         .collect();
     if let Some(path) = &files.results {
-        let mut rows: Vec<Vec<[ResultRow; 2]>> = Vec::with_capacity(records.shards.len());
-        for i in 0..records.shards.len() as u64 {
-            let p = super::shard_results(dir, i);
-            let text = std::fs::read_to_string(&p).unwrap_or_default();
-            rows.push(complete_rows(&text, &p)?);
+        // The rows as the shards wrote them (the same CSV writer a local run uses).
+        let mut out = Vec::with_capacity(order.len() * 160);
+        out.extend_from_slice(HEADER.join(",").as_bytes());
+        out.push(b'\n');
+        for p in pairs.values() {
+            let text = records.shards[p.shard as usize]
+                .text
+                .as_deref()
+                .unwrap_or_default();
+            out.extend_from_slice(&text.as_bytes()[p.rows.0 as usize..p.rows.1 as usize]);
         }
-        let mut w = csv::WriterBuilder::new()
-            .has_headers(false)
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::with_capacity(order.len() * 160));
-        w.write_record(HEADER)
-            .map_err(|e| CliError::failure(e.to_string()))?;
-        for &(_, s, pos) in &order {
-            for r in &rows[s as usize][pos as usize] {
-                w.serialize(r)
-                    .map_err(|e| CliError::failure(e.to_string()))?;
-            }
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| CliError::failure(e.to_string()))?;
-        write_out(&at(manifest, path), "--results", &bytes)?;
+        write_out(&at(manifest, path), "--results", &out)?;
     }
     if let Some(path) = &files.pgnout {
         let mut texts = Vec::with_capacity(records.shards.len());

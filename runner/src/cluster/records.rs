@@ -36,6 +36,8 @@ pub struct PairRecord {
     pub games: [GameSummary; 2],
     /// A hash of both rows without their durations: equal games, equal fingerprints.
     pub fingerprint: u64,
+    /// The bytes of its two rows in the shard's results file (start, end).
+    pub rows: (u64, u64),
 }
 
 /// The same pair recorded twice with different games.
@@ -60,6 +62,8 @@ pub struct ShardRecord {
     pub modified: Option<SystemTime>,
     /// Its failure record: exit code and message.
     pub failed: Option<(i32, String)>,
+    /// The results file's text as read (kept only by [`Records::keep_text`]).
+    pub text: Option<String>,
     /// Size and time of the record file when last read.
     seen: Option<(u64, SystemTime)>,
 }
@@ -67,6 +71,7 @@ pub struct ShardRecord {
 /// The records of every shard of a run.
 pub struct Records {
     dir: PathBuf,
+    keep_text: bool,
     datagen: Option<(PathBuf, Format)>,
     names: [String; 2],
     /// Per shard.
@@ -93,28 +98,49 @@ fn summary_of(row: &ResultRow, first: &str, path: &Path) -> CliResult<GameSummar
 fn fingerprint(a: &ResultRow, b: &ResultRow) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for r in [a, b] {
-        let mut r = r.clone();
-        r.duration_ms = 0;
-        r.hash(&mut h);
+        (r.pair, r.game, r.opening, r.seed, &r.white, &r.black).hash(&mut h);
+        (
+            &r.result,
+            &r.termination,
+            r.plies,
+            r.white_nodes,
+            r.black_nodes,
+        )
+            .hash(&mut h);
     }
     h.finish()
 }
 
-/// The complete pairs of a results file's text (up to its last newline), in file order.
-pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<[ResultRow; 2]>> {
+/// The complete pairs of a results file's text (up to its last newline), in file order,
+/// each with the bytes of its two rows.
+pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<([ResultRow; 2], (u64, u64))>> {
     let keep = text.rfind('\n').map_or(0, |i| i + 1);
     let rows = parse_results(&text[..keep], path)
         .map_err(|e| CliError::failure(format!("shard record: {e}")))?;
+    // Where each line starts: row r is line r + 1 (after the header).
+    let mut starts = Vec::with_capacity(rows.len() + 2);
+    starts.push(0u64);
+    starts.extend(
+        text.as_bytes()[..keep]
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .map(|(i, _)| i as u64 + 1),
+    );
     let mut pairs = Vec::with_capacity(rows.len() / 2);
-    let mut it = rows.into_iter().peekable();
-    while let Some(a) = it.next() {
+    let mut it = rows.into_iter().enumerate().peekable();
+    while let Some((r, a)) = it.next() {
         if a.game != 0 {
             continue;
         }
         match it.peek() {
-            Some(b) if b.game == 1 && b.pair == a.pair => {
-                let b = it.next().expect("peeked");
-                pairs.push([a, b]);
+            Some((_, b)) if b.game == 1 && b.pair == a.pair => {
+                let b = it.next().expect("peeked").1;
+                let span = match (starts.get(r + 1), starts.get(r + 3)) {
+                    (Some(&x), Some(&y)) => (x, y),
+                    _ => (0, 0),
+                };
+                pairs.push(([a, b], span));
             }
             _ => {}
         }
@@ -154,10 +180,17 @@ impl Records {
         };
         Ok(Records {
             dir: dir.to_path_buf(),
+            keep_text: false,
             datagen,
             names,
             shards: vec![ShardRecord::default(); manifest.shards as usize],
         })
+    }
+
+    /// Keeps the text of each results file read (for a merge that copies the rows).
+    pub fn keep_text(mut self) -> Records {
+        self.keep_text = true;
+        self
     }
 
     /// The file whose size and time say whether shard `i` wrote something new.
@@ -173,29 +206,44 @@ impl Records {
 
     /// Rereads the shards whose record changed; returns whether any did.
     pub fn refresh(&mut self) -> CliResult<bool> {
+        use rayon::prelude::*;
+        let this = &*self;
+        // Shards are read in parallel: a run may have thousands.
+        let fresh: Vec<(usize, Option<(i32, String)>, Option<ShardRecord>)> =
+            (0..self.shards.len())
+                .into_par_iter()
+                .map(|i| -> CliResult<_> {
+                    let failed = read_failed(&super::shard_failed(&this.dir, i as u64));
+                    let file = this.record_file(i as u64);
+                    let Ok(meta) = std::fs::metadata(&file) else {
+                        return Ok((i, failed, None));
+                    };
+                    let stamp = (
+                        meta.len(),
+                        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                    );
+                    if this.shards[i].seen == Some(stamp) {
+                        return Ok((i, failed, None));
+                    }
+                    Ok((i, failed, Some(this.read_shard(i, stamp)?)))
+                })
+                .collect::<CliResult<_>>()?;
         let mut changed = false;
-        for i in 0..self.shards.len() {
-            let failed_path = super::shard_failed(&self.dir, i as u64);
-            self.shards[i].failed = read_failed(&failed_path);
-            let file = self.record_file(i as u64);
-            let Ok(meta) = std::fs::metadata(&file) else {
-                continue;
-            };
-            let stamp = (
-                meta.len(),
-                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            );
-            if self.shards[i].seen == Some(stamp) {
-                continue;
+        for (i, failed, record) in fresh {
+            if let Some(mut r) = record {
+                changed = true;
+                r.failed = failed;
+                self.shards[i] = r;
+            } else {
+                self.shards[i].failed = failed;
             }
-            changed = true;
-            self.read_shard(i, stamp)?;
         }
         Ok(changed)
     }
 
-    fn read_shard(&mut self, i: usize, stamp: (u64, SystemTime)) -> CliResult {
-        let shard = &mut self.shards[i];
+    fn read_shard(&self, i: usize, stamp: (u64, SystemTime)) -> CliResult<ShardRecord> {
+        let mut record = ShardRecord::default();
+        let shard = &mut record;
         shard.seen = Some(stamp);
         shard.modified = Some(stamp.1);
         match &self.datagen {
@@ -215,7 +263,7 @@ impl Records {
                 })?;
                 let rows = complete_rows(&text, &path)?;
                 let mut pairs = Vec::with_capacity(rows.len());
-                for (p, [a, b]) in rows.iter().enumerate() {
+                for (p, ([a, b], span)) in rows.iter().enumerate() {
                     pairs.push(PairRecord {
                         pair: a.pair,
                         shard: i as u32,
@@ -225,13 +273,17 @@ impl Records {
                             summary_of(b, &self.names[0], &path)?,
                         ],
                         fingerprint: fingerprint(a, b),
+                        rows: *span,
                     });
                 }
                 shard.done = pairs.len() as u64;
                 shard.pairs = pairs;
+                if self.keep_text {
+                    shard.text = Some(text);
+                }
             }
         }
-        Ok(())
+        Ok(record)
     }
 
     /// Every recorded pair once, by pair index, and the conflicts.
@@ -294,7 +346,12 @@ mod tests {
         );
         let pairs = complete_rows(&text, Path::new("r.csv")).unwrap();
         assert_eq!(pairs.len(), 1);
-        assert_eq!(pairs[0][1].pair, 3);
+        assert_eq!(pairs[0].0[1].pair, 3);
+        let (a, b) = pairs[0].1;
+        assert_eq!(
+            &text[a as usize..b as usize],
+            row(3, 0, "1-0") + &row(3, 1, "1-0")
+        );
     }
 
     #[test]
@@ -319,6 +376,7 @@ mod tests {
         );
         let mut records = Records {
             dir: dir.path().to_path_buf(),
+            keep_text: false,
             datagen: None,
             names: ["a".into(), "b".into()],
             shards: vec![ShardRecord::default(); 2],

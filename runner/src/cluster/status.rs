@@ -318,7 +318,7 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
     };
     let mut pairs = Vec::with_capacity(complete.len());
     let mut ms = 0u64;
-    for [a, b] in &complete {
+    for ([a, b], _) in &complete {
         let mut games = [None, None];
         for (slot, r) in games.iter_mut().zip([a, b]) {
             ms += r.duration_ms;
