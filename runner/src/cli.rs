@@ -203,6 +203,10 @@ pub struct SlurmArgs {
     /// An extra sbatch option, e.g. `--sbatch-arg=--partition=long` (repeat for more).
     #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub sbatch_args: Vec<String>,
+    /// Check, build and write RUN_DIR/manifest.json, but submit nothing: the shards are then
+    /// run by another scheduler (`spar shard RUN_DIR --index I`), then `spar merge RUN_DIR`.
+    #[arg(long)]
+    pub plan_only: bool,
 }
 
 impl SlurmArgs {
@@ -216,6 +220,7 @@ impl SlurmArgs {
             (self.shards.is_some(), "--shards"),
             (self.cpus_per_shard.is_some(), "--cpus-per-shard"),
             (!self.sbatch_args.is_empty(), "--sbatch-arg"),
+            (self.plan_only, "--plan-only"),
         ];
         match given.iter().find(|(g, _)| *g) {
             Some((_, flag)) if !self.slurm => Err(CliError::usage(format!(

@@ -456,3 +456,55 @@ fn a_doubled_interrupt_and_sigterm_stop_gracefully() {
         assert!(!stderr(&o).contains("second interrupt"), "{name}");
     }
 }
+
+/// Without Slurm: `--plan-only` writes the manifest, the shards are run by hand (one as a
+/// Kubernetes Indexed Job pod would, by `JOB_COMPLETION_INDEX`), one of them twice (the
+/// second run finds its pairs done), and `merge` gives the local run's files.
+#[test]
+fn plan_only_shards_run_by_hand_merge_to_the_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=300 --games 12 --seed 4";
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "{MATCH} {each} --slurm --plan-only --run-dir run --shards 3 --results s.csv --pgnout s.pgn"
+        )))
+        .output()
+        .unwrap();
+    assert!(ok(&planned).contains("spar shard"), "{}", stdout(&planned));
+    let r = d.join("run");
+    let r = path_str(&r);
+    ok(&run(&["shard", r, "--index", "0", "--concurrency", "1"]));
+    let pod = spar()
+        .args(["shard", r, "--concurrency", "2"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
+    ok(&pod);
+    ok(&run(&["shard", r, "--index", "2"]));
+    ok(&run(&["shard", r, "--index", "2"]));
+    assert_eq!(
+        lines_in(&d.join("run/shards/2/results.csv")),
+        5,
+        "2 pairs, once"
+    );
+    let merged = ok(&run(&["merge", r]));
+    let local = ok(&run_in(
+        d,
+        &argv(&format!(
+            "{MATCH} {each} --results l.csv --pgnout l.pgn --quiet"
+        )),
+    ));
+    assert_eq!(merged, local);
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv"))
+    );
+    assert_eq!(
+        pgn_without_time(&d.join("s.pgn")),
+        pgn_without_time(&d.join("l.pgn"))
+    );
+}

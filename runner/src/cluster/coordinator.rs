@@ -59,6 +59,8 @@ pub struct Cluster {
     pub cpus: usize,
     /// Extra sbatch options.
     pub sbatch_args: Vec<String>,
+    /// Write the manifest only.
+    pub plan_only: bool,
 }
 
 /// The array jobs of a run (`RUN_DIR/jobs.json`).
@@ -112,7 +114,14 @@ pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
     if cpus == 0 {
         return Err(CliError::usage("--cpus-per-shard must be at least 1"));
     }
-    slurm::check_tools()?;
+    if !a.plan_only {
+        slurm::check_tools()?;
+    }
+    if a.plan_only && resume {
+        return Err(CliError::usage(
+            "--plan-only writes a new run: leave out --resume",
+        ));
+    }
     let dir = std::path::absolute(dir)
         .map_err(|e| CliError::usage(format!("--run-dir {}: {e}", dir.display())))?;
     let unwritable = |e: std::io::Error| {
@@ -142,6 +151,7 @@ pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
         shards,
         cpus,
         sbatch_args: a.sbatch_args.clone(),
+        plan_only: a.plan_only,
     })
 }
 
@@ -314,6 +324,15 @@ fn finished(m: &Manifest, records: &Records, sprt: Option<&sprt::Sprt>) -> bool 
 pub fn run(s: &Submission) -> CliResult {
     let (c, m) = (s.cluster, s.manifest);
     let dir = &c.dir;
+    if c.plan_only {
+        return stdout::print_lines(&[format!(
+            "Wrote {}: run `spar shard {} --index I` for I in 0..{} (any scheduler), then `spar merge {}`",
+            Manifest::path(dir).display(),
+            dir.display(),
+            m.shards - 1,
+            dir.display()
+        )]);
+    }
     let _ = std::fs::remove_file(super::stop_file(dir));
     let exe = m.binary.path.clone();
     let sprt = m
