@@ -314,8 +314,7 @@ fn finished(m: &Manifest, records: &Records, sprt: Option<&sprt::Sprt>) -> bool 
         return true;
     }
     sprt.is_some_and(|s| {
-        let tally = records.tally();
-        s.status(&summary::sample(&tally, s))
+        s.status(&summary::sample(records.tally(), s))
             .is_ok_and(|st| st.decision != Decision::Continue)
     })
 }
@@ -392,8 +391,10 @@ pub fn run(s: &Submission) -> CliResult {
     let mut gone: Vec<u32> = vec![0; m.shards as usize];
     let mut last_squeue: Option<Instant> = None;
     let mut failure: Option<CliError> = None;
+    let mut over = finished(m, &records, sprt.as_ref());
     loop {
         if records.refresh()? {
+            over = finished(m, &records, sprt.as_ref());
             if datagen {
                 progress.set_position(records.games());
                 progress.set_message(&format!("{} shards", m.shards));
@@ -404,7 +405,7 @@ pub fn run(s: &Submission) -> CliResult {
                 progress.set_message(&summary::status_line(&tally, sprt.as_ref(), n));
             }
         }
-        if finished(m, &records, sprt.as_ref()) || abort.load(Ordering::SeqCst) {
+        if over || abort.load(Ordering::SeqCst) {
             break;
         }
         if let Some((i, (_, msg))) = records

@@ -76,7 +76,8 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
     }
     records.refresh()?;
     let (pairs, conflicts) = records.pairs();
-    let tally = records.tally();
+    let (pairs, conflicts) = (pairs.clone(), conflicts.to_vec());
+    let tally = records.tally().clone();
     let names = [plan.engines[0].name.as_str(), plan.engines[1].name.as_str()];
     let sprt = run.sprt;
     let info = MatchInfo {

@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use data::results::{parse_results, ResultRow};
+use data::results::{parse_results, ResultRow, HEADER};
 use data::training::files::{game_ends, Format};
 use engine::types::GameResult;
 
@@ -64,8 +65,46 @@ pub struct ShardRecord {
     pub failed: Option<(i32, String)>,
     /// The results file's text as read (kept only by [`Records::keep_text`]).
     pub text: Option<String>,
-    /// Size and time of the record file when last read.
-    seen: Option<(u64, SystemTime)>,
+    /// Size, time and inode of the record file when last read.
+    seen: Option<Stamp>,
+    /// Bytes of the results file up to the end of its last complete pair.
+    consumed: u64,
+}
+
+/// A file's size, modification time and inode (a rewrite by rename is a new inode).
+type Stamp = (u64, SystemTime, u64);
+
+/// What a shard added since it was last read.
+struct Delta {
+    stamp: Stamp,
+    /// The file was read from its start: its earlier pairs are void.
+    reset: bool,
+    pairs: Vec<PairRecord>,
+    consumed: u64,
+    done: u64,
+    text: Option<String>,
+}
+
+/// Counts a pair once: a second record with the same games is ignored, with other games
+/// it is a conflict.
+fn count(
+    all: &mut BTreeMap<u64, PairRecord>,
+    conflicts: &mut Vec<Conflict>,
+    tally: &mut Tally,
+    p: &PairRecord,
+) {
+    match all.get(&p.pair) {
+        None => {
+            all.insert(p.pair, *p);
+            tally.add_pair(p.games);
+        }
+        Some(k) if k.fingerprint != p.fingerprint => conflicts.push(Conflict {
+            pair: p.pair,
+            kept: k.shard,
+            other: p.shard,
+        }),
+        Some(_) => {}
+    }
 }
 
 /// The records of every shard of a run.
@@ -76,6 +115,9 @@ pub struct Records {
     names: [String; 2],
     /// Per shard.
     pub shards: Vec<ShardRecord>,
+    all: BTreeMap<u64, PairRecord>,
+    conflicts: Vec<Conflict>,
+    tally: Tally,
 }
 
 /// The GameSummary of a CSV row, seen from the engine named `first`.
@@ -184,6 +226,9 @@ impl Records {
             datagen,
             names,
             shards: vec![ShardRecord::default(); manifest.shards as usize],
+            all: BTreeMap::new(),
+            conflicts: Vec::new(),
+            tally: Tally::default(),
         })
     }
 
@@ -204,118 +249,153 @@ impl Records {
         }
     }
 
-    /// Rereads the shards whose record changed; returns whether any did.
+    /// Reads what the shards whose record changed have added; returns whether any did.
     pub fn refresh(&mut self) -> CliResult<bool> {
         use rayon::prelude::*;
         let this = &*self;
         // Shards are read in parallel: a run may have thousands.
-        let fresh: Vec<(usize, Option<(i32, String)>, Option<ShardRecord>)> =
-            (0..self.shards.len())
-                .into_par_iter()
-                .map(|i| -> CliResult<_> {
-                    let failed = read_failed(&super::shard_failed(&this.dir, i as u64));
-                    let file = this.record_file(i as u64);
-                    let Ok(meta) = std::fs::metadata(&file) else {
-                        return Ok((i, failed, None));
-                    };
-                    let stamp = (
-                        meta.len(),
-                        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                    );
-                    if this.shards[i].seen == Some(stamp) {
-                        return Ok((i, failed, None));
-                    }
-                    Ok((i, failed, Some(this.read_shard(i, stamp)?)))
-                })
-                .collect::<CliResult<_>>()?;
+        let fresh: Vec<(usize, Option<(i32, String)>, Option<Delta>)> = (0..self.shards.len())
+            .into_par_iter()
+            .map(|i| -> CliResult<_> {
+                let failed = read_failed(&super::shard_failed(&this.dir, i as u64));
+                let file = this.record_file(i as u64);
+                let Ok(meta) = std::fs::metadata(&file) else {
+                    return Ok((i, failed, None));
+                };
+                let stamp = (
+                    meta.len(),
+                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                    std::os::unix::fs::MetadataExt::ino(&meta),
+                );
+                if this.shards[i].seen == Some(stamp) {
+                    return Ok((i, failed, None));
+                }
+                Ok((i, failed, Some(this.read_shard(i, stamp)?)))
+            })
+            .collect::<CliResult<_>>()?;
         let mut changed = false;
-        for (i, failed, record) in fresh {
-            if let Some(mut r) = record {
-                changed = true;
-                r.failed = failed;
-                self.shards[i] = r;
-            } else {
-                self.shards[i].failed = failed;
+        let mut rebuild = false;
+        for (i, failed, delta) in fresh {
+            self.shards[i].failed = failed;
+            let Some(d) = delta else { continue };
+            changed = true;
+            let shard = &mut self.shards[i];
+            shard.seen = Some(d.stamp);
+            shard.modified = Some(d.stamp.1);
+            if d.reset {
+                shard.pairs.clear();
+                rebuild = true;
+            }
+            shard.consumed = d.consumed;
+            if d.text.is_some() {
+                shard.text = d.text;
+            }
+            if self.datagen.is_some() {
+                shard.done = d.done;
+                continue;
+            }
+            if !rebuild {
+                for p in &d.pairs {
+                    count(&mut self.all, &mut self.conflicts, &mut self.tally, p);
+                }
+            }
+            let shard = &mut self.shards[i];
+            shard.pairs.extend(d.pairs);
+            shard.done = shard.pairs.len() as u64;
+        }
+        if rebuild {
+            self.all.clear();
+            self.conflicts.clear();
+            self.tally = Tally::default();
+            for s in &self.shards {
+                for p in &s.pairs {
+                    count(&mut self.all, &mut self.conflicts, &mut self.tally, p);
+                }
             }
         }
         Ok(changed)
     }
 
-    fn read_shard(&self, i: usize, stamp: (u64, SystemTime)) -> CliResult<ShardRecord> {
-        let mut record = ShardRecord::default();
-        let shard = &mut record;
-        shard.seen = Some(stamp);
-        shard.modified = Some(stamp.1);
-        match &self.datagen {
-            Some((_, format)) => {
-                let path = super::shard_positions(&self.dir, i as u64);
-                let ends = game_ends(&path, *format).map_err(CliError::failure)?;
-                shard.done = match format {
-                    Format::Text => ends.text.len(),
-                    Format::Viriformat => ends.viriformat.len(),
-                    Format::Both => ends.text.len().min(ends.viriformat.len()),
-                } as u64;
-            }
-            None => {
-                let path = super::shard_results(&self.dir, i as u64);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    CliError::failure(format!("cannot read {}: {e}", path.display()))
-                })?;
-                let rows = complete_rows(&text, &path)?;
-                let mut pairs = Vec::with_capacity(rows.len());
-                for (p, ([a, b], span)) in rows.iter().enumerate() {
-                    pairs.push(PairRecord {
-                        pair: a.pair,
-                        shard: i as u32,
-                        position: p as u32,
-                        games: [
-                            summary_of(a, &self.names[0], &path)?,
-                            summary_of(b, &self.names[0], &path)?,
-                        ],
-                        fingerprint: fingerprint(a, b),
-                        rows: *span,
-                    });
-                }
-                shard.done = pairs.len() as u64;
-                shard.pairs = pairs;
-                if self.keep_text {
-                    shard.text = Some(text);
-                }
-            }
+    /// What shard `i` added since it was last read (everything, when its file shrank or
+    /// the text is kept).
+    fn read_shard(&self, i: usize, stamp: Stamp) -> CliResult<Delta> {
+        let prev = &self.shards[i];
+        let mut d = Delta {
+            stamp,
+            reset: false,
+            pairs: Vec::new(),
+            consumed: 0,
+            done: 0,
+            text: None,
+        };
+        if let Some((_, format)) = &self.datagen {
+            let path = super::shard_positions(&self.dir, i as u64);
+            let ends = game_ends(&path, *format).map_err(CliError::failure)?;
+            d.done = match format {
+                Format::Text => ends.text.len(),
+                Format::Viriformat => ends.viriformat.len(),
+                Format::Both => ends.text.len().min(ends.viriformat.len()),
+            } as u64;
+            return Ok(d);
         }
-        Ok(record)
+        let path = super::shard_results(&self.dir, i as u64);
+        let cannot =
+            |e: std::io::Error| CliError::failure(format!("cannot read {}: {e}", path.display()));
+        // Append-only: read from the end of the last complete pair, unless the file was
+        // cut or rewritten (a resume), or the whole text is wanted.
+        let replaced = prev.seen.is_none_or(|s| s.2 != stamp.2);
+        let from = if self.keep_text || replaced || stamp.0 < prev.consumed {
+            d.reset = true;
+            0
+        } else {
+            prev.consumed
+        };
+        let mut f = std::fs::File::open(&path).map_err(cannot)?;
+        f.seek(SeekFrom::Start(from)).map_err(cannot)?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).map_err(cannot)?;
+        let body = String::from_utf8_lossy(&bytes);
+        let header = format!("{}\n", HEADER.join(","));
+        let (text, shift) = if from == 0 {
+            (body.into_owned(), 0i64)
+        } else {
+            (format!("{header}{body}"), from as i64 - header.len() as i64)
+        };
+        let rows = complete_rows(&text, &path)?;
+        let first = if d.reset { 0 } else { prev.pairs.len() };
+        d.consumed = from;
+        for (p, ([a, b], span)) in rows.iter().enumerate() {
+            let span = (
+                (span.0 as i64 + shift) as u64,
+                (span.1 as i64 + shift) as u64,
+            );
+            d.consumed = span.1;
+            d.pairs.push(PairRecord {
+                pair: a.pair,
+                shard: i as u32,
+                position: (first + p) as u32,
+                games: [
+                    summary_of(a, &self.names[0], &path)?,
+                    summary_of(b, &self.names[0], &path)?,
+                ],
+                fingerprint: fingerprint(a, b),
+                rows: span,
+            });
+        }
+        if self.keep_text {
+            d.text = Some(text);
+        }
+        Ok(d)
     }
 
     /// Every recorded pair once, by pair index, and the conflicts.
-    pub fn pairs(&self) -> (BTreeMap<u64, PairRecord>, Vec<Conflict>) {
-        let mut all: BTreeMap<u64, PairRecord> = BTreeMap::new();
-        let mut conflicts = Vec::new();
-        for s in &self.shards {
-            for p in &s.pairs {
-                match all.get(&p.pair) {
-                    None => {
-                        all.insert(p.pair, *p);
-                    }
-                    Some(k) if k.fingerprint != p.fingerprint => conflicts.push(Conflict {
-                        pair: p.pair,
-                        kept: k.shard,
-                        other: p.shard,
-                    }),
-                    Some(_) => {}
-                }
-            }
-        }
-        (all, conflicts)
+    pub fn pairs(&self) -> (&BTreeMap<u64, PairRecord>, &[Conflict]) {
+        (&self.all, &self.conflicts)
     }
 
     /// The totals of every pair counted once.
-    pub fn tally(&self) -> Tally {
-        let (pairs, _) = self.pairs();
-        let mut t = Tally::default();
-        for p in pairs.values() {
-            t.add_pair(p.games);
-        }
-        t
+    pub fn tally(&self) -> &Tally {
+        &self.tally
     }
 
     /// Games recorded in all (datagen).
@@ -380,6 +460,9 @@ mod tests {
             datagen: None,
             names: ["a".into(), "b".into()],
             shards: vec![ShardRecord::default(); 2],
+            all: BTreeMap::new(),
+            conflicts: Vec::new(),
+            tally: Tally::default(),
         };
         assert!(records.refresh().unwrap());
         assert!(!records.refresh().unwrap(), "nothing new");
@@ -396,5 +479,49 @@ mod tests {
         let t = records.tally();
         assert_eq!(t.pairs.pairs(), 2);
         assert_eq!(t.games.wins + t.games.losses + t.games.draws, 4);
+    }
+
+    #[test]
+    fn appended_rows_are_read_incrementally_and_a_cut_file_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = super::super::shard_results(dir.path(), 0);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let mut records = Records {
+            dir: dir.path().to_path_buf(),
+            keep_text: false,
+            datagen: None,
+            names: ["a".into(), "b".into()],
+            shards: vec![ShardRecord::default(); 1],
+            all: BTreeMap::new(),
+            conflicts: Vec::new(),
+            tally: Tally::default(),
+        };
+        let mut text = format!("{HEAD}{}", row(0, 0, "1-0"));
+        std::fs::write(&p, &text).unwrap();
+        records.refresh().unwrap();
+        assert_eq!(records.shards[0].done, 0, "half a pair");
+        text += &(row(0, 1, "1-0") + &row(1, 0, "0-1") + "1,1,1,9,b,a,0");
+        std::fs::write(&p, &text).unwrap();
+        records.refresh().unwrap();
+        assert_eq!(records.shards[0].done, 1);
+        text += "-1,checkmate,40,100,100,5\n";
+        std::fs::write(&p, &text).unwrap();
+        records.refresh().unwrap();
+        assert_eq!(records.shards[0].done, 2);
+        assert_eq!(records.tally().pairs.pairs(), 2);
+        let (a, b) = records.shards[0].pairs[1].rows;
+        assert_eq!(
+            &text[a as usize..b as usize],
+            row(1, 0, "0-1") + &row(1, 1, "0-1")
+        );
+        // Cut back (a resume repaired it) and rewritten: read from the start.
+        std::fs::write(
+            &p,
+            format!("{HEAD}{}{}", row(0, 0, "1/2-1/2"), row(0, 1, "1/2-1/2")),
+        )
+        .unwrap();
+        records.refresh().unwrap();
+        assert_eq!(records.shards[0].done, 1);
+        assert_eq!(records.tally().games.draws, 2);
     }
 }
