@@ -402,7 +402,7 @@ pub fn run(s: &Submission) -> CliResult {
                 let tally = records.tally();
                 progress.set_position(2 * tally.pairs.pairs());
                 let n = [names[0].as_str(), names[1].as_str()];
-                progress.set_message(&summary::status_line(&tally, sprt.as_ref(), n));
+                progress.set_message(&summary::status_line(tally, sprt.as_ref(), n));
             }
         }
         if over || abort.load(Ordering::SeqCst) {

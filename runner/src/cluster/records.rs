@@ -153,9 +153,12 @@ fn fingerprint(a: &ResultRow, b: &ResultRow) -> u64 {
     h.finish()
 }
 
+/// A pair's two rows and their bytes (start, end) in the text they were read from.
+pub type RowPair = ([ResultRow; 2], (u64, u64));
+
 /// The complete pairs of a results file's text (up to its last newline), in file order,
 /// each with the bytes of its two rows.
-pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<([ResultRow; 2], (u64, u64))>> {
+pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<RowPair>> {
     let keep = text.rfind('\n').map_or(0, |i| i + 1);
     let rows = parse_results(&text[..keep], path)
         .map_err(|e| CliError::failure(format!("shard record: {e}")))?;
@@ -254,7 +257,8 @@ impl Records {
         use rayon::prelude::*;
         let this = &*self;
         // Shards are read in parallel: a run may have thousands.
-        let fresh: Vec<(usize, Option<(i32, String)>, Option<Delta>)> = (0..self.shards.len())
+        type Fresh = (usize, Option<(i32, String)>, Option<Delta>);
+        let fresh: Vec<Fresh> = (0..self.shards.len())
             .into_par_iter()
             .map(|i| -> CliResult<_> {
                 let failed = read_failed(&super::shard_failed(&this.dir, i as u64));
