@@ -334,6 +334,29 @@ fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
         &run(&["shard", r, "--index", "0", "--of", "3"]),
         "has 2 shards",
     );
+    // A coordinator whose shards refuse stops the run with their message.
+    let line = format!(
+        "match --engine name=ext cmd={} --engine name=base --each nodes=200 --games 4 \
+         --slurm --run-dir run2 --shards 2 --quiet",
+        path_str(&engine)
+    );
+    ok(&run_at(d, &conf, &format!("{line} --plan-only")));
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n# rebuilt again\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    let o = run_at(d, &conf, &format!("{line} --resume"));
+    usage_error(&o, "refused to run");
+    assert!(
+        stderr(&o).contains("changed since the run was planned"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!shard_processes(&d.join("run2")));
     // The same directory again without --resume.
     usage_error(
         &run_at(

@@ -176,15 +176,24 @@ impl ShardRun {
 
     /// Records a failure of this shard for the coordinator and `status`.
     pub fn record_failure(&self, err: &CliError) {
-        let path = super::shard_failed(&self.dir, self.index);
-        let text = json!({
-            "code": err.code,
-            "message": err.message,
-            "time": super::manifest::now_secs(),
-        })
-        .to_string();
-        let _ = write_atomically(&path, &(text + "\n"));
+        record_failure(&self.dir, self.index, err);
     }
+}
+
+/// Records the failure of shard `index` of the run in `dir` (`RUN_DIR/shards/I/failed.json`):
+/// the coordinator ends the run on a refusal (exit 2) and resubmits other failures.
+pub fn record_failure(dir: &Path, index: u64, err: &CliError) {
+    let path = super::shard_failed(dir, index);
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let text = json!({
+        "code": err.code,
+        "message": err.message,
+        "time": super::manifest::now_secs(),
+    })
+    .to_string();
+    let _ = write_atomically(&path, &(text + "\n"));
 }
 
 #[cfg(test)]

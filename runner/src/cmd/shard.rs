@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::cluster::shard::{process_env, ShardRun};
+use crate::cluster::manifest::Manifest;
+use crate::cluster::shard::{process_env, record_failure, resolve_index, ShardRun};
 use crate::error::{CliError, CliResult};
 
 /// Play one shard of the run in RUN_DIR (written by `spar match|sprt|datagen --slurm`).
@@ -32,13 +33,26 @@ pub struct ShardArgs {
 
 /// Runs `spar shard`.
 pub fn run(args: ShardArgs) -> CliResult {
-    let shard = ShardRun::open(
+    let shard = match ShardRun::open(
         &args.run_dir,
         args.index,
         args.of,
         args.concurrency,
         &process_env,
-    )?;
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            // A refusal (another binary, a changed engine or book) is recorded where the
+            // coordinator looks, when the run and this shard's index are known.
+            let known = Manifest::path(&args.run_dir).is_file();
+            if let (true, Ok(i)) = (known, resolve_index(args.index, &process_env)) {
+                if e.code == 2 && !e.message.contains("out of range") {
+                    record_failure(&args.run_dir, i, &e);
+                }
+            }
+            return Err(e);
+        }
+    };
     let m = &shard.manifest;
     // Paths in the run's arguments are relative to where the run was started.
     std::env::set_current_dir(&m.cwd).map_err(|e| {
@@ -54,7 +68,7 @@ pub fn run(args: ShardArgs) -> CliResult {
         "datagen" => super::datagen::run_shard(args, &shard),
         other => Err(CliError::usage(format!(
             "{}: unknown command '{other}'",
-            crate::cluster::manifest::Manifest::path(&shard.dir).display()
+            Manifest::path(&shard.dir).display()
         ))),
     };
     if let Err(e) = &result {
