@@ -23,7 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 if ! { [ -n "${SLURM_CONF:-}" ] && sinfo >/dev/null 2>&1; }; then
-  eval "$("$repo/ci/slurm-local.sh" up)"; started_cluster=true
+  # Stopped at the end only if this script started it.
+  "$repo/ci/slurm-local.sh" status 2>/dev/null | grep -q '^up:' || started_cluster=true
+  eval "$("$repo/ci/slurm-local.sh" up)"
 fi
 cd "$tmp"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
