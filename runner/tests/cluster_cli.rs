@@ -357,6 +357,16 @@ fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
         stderr(&o)
     );
     assert!(!shard_processes(&d.join("run2")));
+    // An output that holds games already (a local run would append to it).
+    std::fs::write(d.join("old.pgn"), "[Event \"x\"]\n").unwrap();
+    usage_error(
+        &run_at(
+            d,
+            &conf,
+            "match --engine name=a --engine name=b --each nodes=100 --games 2 --slurm --run-dir run3 --pgnout old.pgn",
+        ),
+        "--pgnout old.pgn already holds games",
+    );
     // The same directory again without --resume.
     usage_error(
         &run_at(

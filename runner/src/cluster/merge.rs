@@ -267,12 +267,11 @@ fn merge_datagen(dir: &Path, manifest: &Manifest) -> CliResult<Merged> {
         .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;
     let format =
         Format::parse(o.format.as_deref().unwrap_or("viriformat")).map_err(CliError::usage)?;
-    let out = at(
-        manifest,
-        o.out
-            .as_deref()
-            .ok_or_else(|| CliError::usage("the datagen manifest names no --out file"))?,
-    );
+    let given = o
+        .out
+        .as_deref()
+        .ok_or_else(|| CliError::usage("the datagen manifest names no --out file"))?;
+    let out = at(manifest, given);
     let mut records = Records::new(dir, manifest)?;
     records.refresh()?;
     let n = manifest.shards;
@@ -305,7 +304,9 @@ fn merge_datagen(dir: &Path, manifest: &Manifest) -> CliResult<Merged> {
             .last()
             .map_or(0, |e| e.1);
     }
-    let files: Vec<String> = [&paths.viriformat, &paths.text]
+    // Named as the run's --out gave them (as the local run's summary does).
+    let shown = format.paths(given);
+    let files: Vec<String> = [&shown.viriformat, &shown.text]
         .into_iter()
         .flatten()
         .map(|p| p.display().to_string())

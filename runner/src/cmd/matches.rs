@@ -162,6 +162,28 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
         .transpose()
         .map_err(CliError::usage)?;
     check_paths(&args, dump_spec.as_ref())?;
+    if !args.files.resume {
+        // The merge writes these whole; a local run would append to them.
+        let mut outputs: Vec<(&str, std::path::PathBuf)> = Vec::new();
+        if let Some(p) = &args.files.pgnout {
+            outputs.push(("--pgnout", p.clone()));
+        }
+        if let Some(p) = &args.files.results {
+            outputs.push(("--results", p.clone()));
+        }
+        if let Some(d) = &dump_spec {
+            let paths = d.format.paths(&d.path);
+            for p in [paths.viriformat, paths.text].into_iter().flatten() {
+                outputs.push(("--dump-positions", p));
+            }
+        }
+        if let Some((flag, p)) = outputs.iter().find(|(_, p)| has_rows(p)) {
+            return Err(CliError::usage(format!(
+                "{flag} {} already holds games: a --slurm run writes its merged files whole, so give a new file",
+                p.display()
+            )));
+        }
+    }
     let cluster = coordinator::prepare(&args.slurm, args.files.resume)?;
     let (mut plan, mut run) = plan(&args, is_sprt)?;
     // A shard plays --cpus-per-shard pairs at once, whatever the number of pairs.
