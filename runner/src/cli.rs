@@ -186,7 +186,7 @@ pub struct SprtArgs {
 /// Running a match, SPRT or datagen as shards of one Slurm job array (see docs/cluster.md).
 #[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SlurmArgs {
-    /// Run on a Slurm cluster: one job array whose tasks run `spar shard --run-dir`; this
+    /// Run on a Slurm cluster: one job array whose tasks run `spar shard RUN_DIR`; this
     /// process submits, shows progress, stops the array and merges.
     #[arg(long)]
     pub slurm: bool,
