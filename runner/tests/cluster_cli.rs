@@ -357,6 +357,17 @@ fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
         stderr(&o)
     );
     assert!(!shard_processes(&d.join("run2")));
+    // The engine restored, the same run resumes and completes.
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n# rebuilt\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    let out = ok(&run_at(d, &conf, &format!("{line} --resume")));
+    assert!(out.contains("Score of ext vs base"), "{out}");
     // An output that holds games already (a local run would append to it).
     std::fs::write(d.join("old.pgn"), "[Event \"x\"]\n").unwrap();
     usage_error(

@@ -333,6 +333,11 @@ pub fn run(s: &Submission) -> CliResult {
         )]);
     }
     let _ = std::fs::remove_file(super::stop_file(dir));
+    // Failures of earlier attempts (a refusal the user has since fixed) are void: what
+    // still fails fails again and is recorded again.
+    for i in 0..m.shards {
+        let _ = std::fs::remove_file(super::shard_failed(dir, i));
+    }
     let exe = m.binary.path.clone();
     let sprt = m
         .plan
