@@ -5,13 +5,15 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{CliError, CliResult};
 use crate::play::adjudication::Adjudication;
 
 /// The engines of a match: `--engine` (repeated) and `--each`. Each `--engine` keeps its
 /// own words (clap's derive would flatten them into one list, so this group is written out
 /// by hand).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineArgs {
     /// The words of each `--engine`, one list per occurrence.
     pub engines: Vec<Vec<String>>,
@@ -63,7 +65,7 @@ impl clap::Args for EngineArgs {
 }
 
 /// How a run is spread and seeded.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
 pub struct RunArgs {
     /// Games played at once (default: all cores).
     #[arg(long)]
@@ -94,7 +96,7 @@ pub fn all_cores() -> usize {
 }
 
 /// The opening book.
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct BookArgs {
     /// Opening book: `FILE [format=epd|pgn] [order=random|sequential] [plies=N] [start=K]`
     /// (default: the built-in balanced book, random order). Pair k plays opening k.
@@ -103,7 +105,7 @@ pub struct BookArgs {
 }
 
 /// Early ends of games by score or length (fastchess's words and meaning).
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AdjudicationArgs {
     /// Resign adjudication: `movecount=3 score=600 [twosided=true]`.
     #[arg(long, num_args = 0.., value_name = "KEY=VALUE")]
@@ -125,7 +127,7 @@ impl AdjudicationArgs {
 }
 
 /// What happens when an external engine crashes or hangs.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
 pub struct FailureArgs {
     /// Seconds an external engine may stay silent under node or depth limits before it is
     /// killed and forfeits.
@@ -140,7 +142,7 @@ pub struct FailureArgs {
 }
 
 /// The files a match appends to and the summary it writes.
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct OutputArgs {
     /// Append every game to this PGN file.
     #[arg(long, value_name = "FILE")]
@@ -155,13 +157,14 @@ pub struct OutputArgs {
     /// Write the final summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Continue an interrupted run from its --results file (same command otherwise).
-    #[arg(long, requires = "results")]
+    /// Continue an interrupted run from its --results file (same command otherwise); with
+    /// --slurm, reattach to the run in --run-dir.
+    #[arg(long)]
     pub resume: bool,
 }
 
 /// SPRT bounds and error rates.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Serialize, Deserialize)]
 pub struct SprtArgs {
     /// SPRT: Elo difference of the null hypothesis (in --model units; default 0).
     #[arg(long, allow_hyphen_values = true)]
@@ -178,4 +181,52 @@ pub struct SprtArgs {
     /// SPRT: Elo model of the bounds: normalized, logistic or bayesian.
     #[arg(long, default_value = "normalized")]
     pub model: String,
+}
+
+/// Running a match, SPRT or datagen as shards of one Slurm job array (see docs/cluster.md).
+#[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SlurmArgs {
+    /// Run on a Slurm cluster: one job array whose tasks run `spar shard RUN_DIR`; this
+    /// process submits, shows progress, stops the array and merges.
+    #[arg(long)]
+    pub slurm: bool,
+    /// The run's directory (manifest, shard records, logs) on a filesystem that every node
+    /// shares.
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+    /// Array tasks (shards); shard I plays pairs I, I+N, I+2N, … [default: 8]
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u64>,
+    /// CPUs per array task: the games each shard plays at once [default: 1]
+    #[arg(long, value_name = "C")]
+    pub cpus_per_shard: Option<usize>,
+    /// An extra sbatch option, e.g. `--sbatch-arg=--partition=long` (repeat for more).
+    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+    /// Check, build and write RUN_DIR/manifest.json, but submit nothing: the shards are then
+    /// run by another scheduler (`spar shard RUN_DIR --index I`), then `spar merge RUN_DIR`.
+    #[arg(long)]
+    pub plan_only: bool,
+}
+
+impl SlurmArgs {
+    /// Shards when `--shards` is not given.
+    pub const DEFAULT_SHARDS: u64 = 8;
+
+    /// Refuses the cluster options without `--slurm`.
+    pub fn check_local(&self) -> CliResult {
+        let given = [
+            (self.run_dir.is_some(), "--run-dir"),
+            (self.shards.is_some(), "--shards"),
+            (self.cpus_per_shard.is_some(), "--cpus-per-shard"),
+            (!self.sbatch_args.is_empty(), "--sbatch-arg"),
+            (self.plan_only, "--plan-only"),
+        ];
+        match given.iter().find(|(g, _)| *g) {
+            Some((_, flag)) if !self.slurm => Err(CliError::usage(format!(
+                "{flag} belongs to a cluster run: add --slurm --run-dir DIR, or leave {flag} out"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }

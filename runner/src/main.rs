@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod cli;
+mod cluster;
 mod cmd;
 mod engines;
 mod error;
@@ -56,6 +57,12 @@ enum Command {
     Texel(cmd::texel::TexelArgs),
     /// Train an NNUE (the engine's network layout) on positions from `spar datagen`.
     Train(cmd::train::TrainArgs),
+    /// Play one shard of a cluster run (what a Slurm array task runs).
+    Shard(cmd::shard::ShardArgs),
+    /// Merge the shards of a cluster run into the local command's files and summary.
+    Merge(cmd::merge::MergeArgs),
+    /// Where a cluster run (or a local results CSV) stands; --html writes a live page.
+    Status(cmd::status::StatusArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -73,6 +80,9 @@ fn run(cli: Cli) -> CliResult {
         Command::Tune(args) => cmd::tune::run(args),
         Command::Texel(args) => cmd::texel::run(args),
         Command::Train(args) => cmd::train::run(args),
+        Command::Shard(args) => cmd::shard::run(args),
+        Command::Merge(args) => cmd::merge::run(args),
+        Command::Status(args) => cmd::status::run(args),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::engines::variant::{parse_variant, Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::Adjudication;
-use crate::play::schedule::{OpeningStart, Schedule};
+use crate::play::schedule::{OpeningStart, Schedule, Stride};
 
 /// SPRT bounds when none are given: [0, 5] in the units of --model (normalized by default),
 /// a common "gainer" test.
@@ -257,6 +257,7 @@ impl MatchPlan {
     ) -> Schedule<'a> {
         Schedule {
             variants,
+            stride: Stride::ALL,
             first_pair,
             end_pair: self.pairs,
             concurrency: self.concurrency,

@@ -99,6 +99,15 @@ impl Progress {
         format!("[{secs:.0}s] {n}{total} {} ({rate:.2}/s) {line}", self.unit)
     }
 
+    /// Prints a line on stderr above the bar (unless quiet).
+    pub fn println(&self, line: &str) {
+        if let Some(bar) = &self.bar {
+            bar.println(line);
+        } else if self.plain {
+            eprintln!("{line}");
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {

@@ -11,7 +11,9 @@ use crate::play::schedule::PairOutcome;
 use crate::play::tally::{GameSummary, Tally};
 
 /// Summary formats.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub enum OutputFormat {
     /// cutechess-cli lines.
     Cutechess,

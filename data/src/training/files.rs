@@ -286,6 +286,31 @@ pub fn complete_games(path: &Path, format: Format) -> Result<u64, String> {
     Ok(games)
 }
 
+/// Where each complete game ends in the files of `format` at `path`: for each file, the
+/// byte offset after each game and the positions (viriformat) or lines (text) up to it.
+/// Reads, never changes, the files; missing files hold no games. Used to merge the files
+/// of several shards game by game.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameEnds {
+    /// The viriformat file's games: (end offset, positions so far).
+    pub viriformat: Vec<(u64, u64)>,
+    /// The text file's games, from its index: (end offset, lines so far).
+    pub text: Vec<(u64, u64)>,
+}
+
+/// The [`GameEnds`] of the files of `format` at `path`.
+pub fn game_ends(path: &Path, format: Format) -> Result<GameEnds, String> {
+    let paths = format.paths(path);
+    let mut ends = GameEnds::default();
+    if let Some(p) = &paths.viriformat {
+        ends.viriformat = scan_viriformat(p)?.ends;
+    }
+    if let (Some(t), Some(i)) = (&paths.text, &paths.index) {
+        ends.text = scan_text(t, i)?.ends;
+    }
+    Ok(ends)
+}
+
 /// Cuts the files of `format` at `path` back to their first `games` complete games, however
 /// many more they hold (the caller has checked that they belong to its run; a match cuts
 /// its dump back to the pairs its results file and PGN hold). Files holding no more than

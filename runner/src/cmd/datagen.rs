@@ -17,7 +17,9 @@ use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{self, FileKind};
 
-use crate::cli::{BookArgs, EngineArgs, RunArgs};
+use crate::cli::{BookArgs, EngineArgs, RunArgs, SlurmArgs};
+use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::shard::ShardRun;
 use crate::engines::player::BuiltinPlayer;
 use crate::error::{CliError, CliResult};
 use crate::files::kill_point;
@@ -26,7 +28,7 @@ use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::adjudication::{Adjudication, TrainingRules};
-use crate::play::ordered::{self, Control, Jobs};
+use crate::play::ordered::{self, Control, Jobs, Stride};
 use crate::play::training::{GameOptions, GameWorker, Played, Source};
 use crate::progress::Progress;
 use crate::stdout;
@@ -44,7 +46,7 @@ use crate::stdout;
 ///   spar datagen --out games.vf --games 5000 --format both --dfrc --nodes 5000
 ///   spar datagen --out games.vf --positions 100000 --resume
 ///   spar datagen --inspect games.vf
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[command(verbatim_doc_comment)]
 pub struct DatagenArgs {
     /// Output file: viriformat, or bullet text with --format text; --format both writes
@@ -111,6 +113,8 @@ pub struct DatagenArgs {
     /// Sample positions shown by --inspect.
     #[arg(long, default_value_t = 5, value_name = "N")]
     samples: usize,
+    #[command(flatten)]
+    slurm: SlurmArgs,
 }
 
 /// Runs `spar datagen`.
@@ -118,8 +122,93 @@ pub fn run(args: DatagenArgs) -> CliResult {
     if let Some(path) = &args.inspect {
         return run_inspect(path, args.format.as_deref(), args.samples);
     }
+    if args.slurm.slurm {
+        return coordinate(args);
+    }
+    args.slurm.check_local()?;
     let plan = plan(&args)?;
-    generate(&args, &plan)
+    generate(&args, &plan, None)
+}
+
+/// The coordinator of `spar datagen --slurm`: shard I plays games I, I+N, …; the merge
+/// writes them in game order into --out.
+fn coordinate(mut args: DatagenArgs) -> CliResult {
+    if args.positions.is_some() {
+        return Err(CliError::usage(
+            "--positions cannot be sharded (where a shard stops depends on the others): give --games N with --slurm",
+        ));
+    }
+    if args.run.concurrency.is_some() {
+        return Err(CliError::usage(
+            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
+        ));
+    }
+    let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
+    args.run.concurrency = Some(cpus);
+    let resume = args.resume;
+    let cluster = coordinator::prepare(&args.slurm, resume)?;
+    // Checks every option (and the --out paths) as a local run would.
+    let checked = plan(&args)?;
+    let Target::Games(games) = checked.target else {
+        unreachable!("--positions is refused above")
+    };
+    let paths = checked.format.paths(&checked.out);
+    let has_games = [&paths.viriformat, &paths.text]
+        .into_iter()
+        .flatten()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
+    if has_games && !resume {
+        return Err(CliError::usage(format!(
+            "--out {} already holds games: choose a new file (the merge of the shards writes it)",
+            checked.out.display()
+        )));
+    }
+    args.resume = false;
+    let stored = serde_json::to_value(&args).expect("arguments are json");
+    let manifest = if resume {
+        coordinator::reattach(&cluster, "datagen", &stored)?
+    } else {
+        let book = args
+            .book
+            .as_ref()
+            .map(|b| vec![b.to_string_lossy().into_owned()]);
+        coordinator::plan_manifest(
+            &cluster,
+            "datagen",
+            stored,
+            None,
+            &[],
+            &[],
+            book.as_deref(),
+            Some(games),
+        )?
+    };
+    coordinator::run(&Submission {
+        cluster: &cluster,
+        manifest: &manifest,
+        quiet: args.run.quiet,
+    })
+}
+
+/// Plays shard `shard.index` of a datagen run: games I, I+N, … into the shard's own file,
+/// continuing it.
+pub fn run_shard(args: serde_json::Value, shard: &ShardRun) -> CliResult {
+    let mut args: DatagenArgs = serde_json::from_value(args).map_err(|e| {
+        CliError::usage(format!(
+            "{}: the datagen arguments do not read: {e}",
+            shard.dir.display()
+        ))
+    })?;
+    args.out = Some(crate::cluster::shard_positions(&shard.dir, shard.index));
+    args.resume = true;
+    args.run.concurrency = Some(shard.concurrency);
+    args.run.quiet = true;
+    args.slurm = SlurmArgs::default();
+    let mut plan = plan(&args)?;
+    if let Target::Games(g) = plan.target {
+        plan.target = Target::Games(shard.stride().count_below(g));
+    }
+    generate(&args, &plan, Some(shard))
 }
 
 fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> CliResult {
@@ -357,7 +446,7 @@ fn net_identity(args: &DatagenArgs) -> Option<String> {
     Some(format!("{} (checksum {hex})", path.display()))
 }
 
-fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
+fn generate(args: &DatagenArgs, plan: &Plan, shard: Option<&ShardRun>) -> CliResult {
     let started = Instant::now();
     let quiet = args.run.quiet;
     let fields = record_fields(args, plan);
@@ -404,6 +493,9 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
     let at_start = counts.progress(plan.format);
 
     let abort = interrupt::on_ctrl_c("finishing up");
+    if let Some(s) = shard {
+        s.watch_stop(abort.clone());
+    }
     let (len, what) = match plan.target {
         Target::Positions(p) => (p, unit(plan.format)),
         Target::Games(g) => (g, "games"),
@@ -421,6 +513,7 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
 
     if !counts.reached(plan.target, plan.format) {
         let jobs = Jobs {
+            stride: shard.map_or(Stride::ALL, ShardRun::stride),
             first: first_game,
             end: match plan.target {
                 Target::Games(g) => Some(g),
@@ -517,7 +610,7 @@ fn generate(args: &DatagenArgs, plan: &Plan) -> CliResult {
         stdout::print_lines(&lines)?;
         return Err(e);
     }
-    if abort.load(Ordering::SeqCst) {
+    if abort.load(Ordering::SeqCst) && !shard.is_some_and(ShardRun::stopped) {
         lines.push(format!(
             "Interrupted after {} complete games; rerun with --resume to continue",
             counts.games

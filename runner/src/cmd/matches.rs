@@ -8,8 +8,10 @@ use std::time::Instant;
 use sprt::Decision;
 
 use crate::cli::{
-    AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SprtArgs,
+    AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SlurmArgs, SprtArgs,
 };
+use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::shard::ShardRun;
 use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
@@ -20,7 +22,7 @@ use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest, Run};
 use crate::play::game::Termination;
-use crate::play::schedule::{self, Control, PairOutcome};
+use crate::play::schedule::{self, Control, PairOutcome, Stride};
 use crate::play::tally::Tally;
 use crate::progress::Progress;
 use crate::stdout;
@@ -38,7 +40,7 @@ use crate::summary::{self, MatchInfo, OutputFormat};
 /// Engine keys: name, cmd (external UCI engine), args, dir, git / features (build spar at a
 /// revision / with cargo features), params (parameter file, builtin), `option.<Name>`,
 /// nodes, depth, movetime (ms), st (s), tc (moves/base+inc, seconds), timemargin (ms).
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[command(verbatim_doc_comment)]
 pub struct MatchArgs {
     #[command(flatten)]
@@ -62,6 +64,8 @@ pub struct MatchArgs {
     failure: FailureArgs,
     #[command(flatten)]
     sprt: SprtArgs,
+    #[command(flatten)]
+    slurm: SlurmArgs,
 }
 
 /// Games `spar match` plays without `--games`.
@@ -89,8 +93,135 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
     })
 }
 
-/// Runs `spar match` (`is_sprt = false`) or `spar sprt`.
+/// Runs `spar match` (`is_sprt = false`) or `spar sprt`; with `--slurm`, as the coordinator
+/// of a cluster run.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
+    if args.slurm.slurm {
+        return coordinate(args, is_sprt);
+    }
+    args.slurm.check_local()?;
+    if args.files.resume && args.files.results.is_none() {
+        return Err(CliError::usage(
+            "--resume needs --results FILE: the record the run continues from",
+        ));
+    }
+    play(args, is_sprt, None)
+}
+
+/// Plays shard `shard.index` of a cluster run: the pairs I, I+N, … of the manifest's match
+/// (all of them, or until `RUN_DIR/STOP`), into the shard's own files, resuming them.
+pub fn run_shard(args: serde_json::Value, is_sprt: bool, shard: &ShardRun) -> CliResult {
+    let mut args: MatchArgs = serde_json::from_value(args).map_err(|e| {
+        CliError::usage(format!(
+            "{}: the match arguments do not read: {e}",
+            shard.dir.display()
+        ))
+    })?;
+    let dir = &shard.dir;
+    let i = shard.index;
+    args.run.concurrency = Some(shard.concurrency);
+    args.run.quiet = true;
+    args.slurm = SlurmArgs::default();
+    let dump = args.files.dump_positions.take().map(|words| {
+        let mut w = vec![crate::cluster::shard_positions(dir, i)
+            .to_string_lossy()
+            .into_owned()];
+        w.extend(words.into_iter().skip(1));
+        w
+    });
+    args.files = OutputArgs {
+        pgnout: args
+            .files
+            .pgnout
+            .is_some()
+            .then(|| crate::cluster::shard_pgn(dir, i)),
+        dump_positions: dump,
+        results: Some(crate::cluster::shard_results(dir, i)),
+        json: None,
+        resume: true,
+    };
+    play(args, is_sprt, Some(shard))
+}
+
+/// The coordinator of `--slurm`: everything checked here first, variants built once, the
+/// manifest written, then [`coordinator::run`] submits, watches, stops and merges.
+fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
+    let quiet = args.run.quiet;
+    if args.run.concurrency.is_some() {
+        return Err(CliError::usage(
+            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
+        ));
+    }
+    let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
+    args.run.concurrency = Some(cpus);
+    let dump_spec = args
+        .files
+        .dump_positions
+        .as_deref()
+        .map(parse_spec)
+        .transpose()
+        .map_err(CliError::usage)?;
+    check_paths(&args, dump_spec.as_ref())?;
+    if !args.files.resume {
+        // The merge writes these whole; a local run would append to them.
+        let mut outputs: Vec<(&str, std::path::PathBuf)> = Vec::new();
+        if let Some(p) = &args.files.pgnout {
+            outputs.push(("--pgnout", p.clone()));
+        }
+        if let Some(p) = &args.files.results {
+            outputs.push(("--results", p.clone()));
+        }
+        if let Some(d) = &dump_spec {
+            let paths = d.format.paths(&d.path);
+            for p in [paths.viriformat, paths.text].into_iter().flatten() {
+                outputs.push(("--dump-positions", p));
+            }
+        }
+        if let Some((flag, p)) = outputs.iter().find(|(_, p)| has_rows(p)) {
+            return Err(CliError::usage(format!(
+                "{flag} {} already holds games: a --slurm run writes its merged files whole, so give a new file",
+                p.display()
+            )));
+        }
+    }
+    let cluster = coordinator::prepare(&args.slurm, args.files.resume)?;
+    let (mut plan, mut run) = plan(&args, is_sprt)?;
+    // A shard plays --cpus-per-shard pairs at once, whatever the number of pairs.
+    plan.concurrency = cpus;
+    let resume = args.files.resume;
+    args.files.resume = false;
+    let stored = serde_json::to_value(&args).expect("arguments are json");
+    let command = if is_sprt { "sprt" } else { "match" };
+    let manifest = if resume {
+        coordinator::reattach(&cluster, command, &stored)?
+    } else {
+        let built: Vec<bool> = run
+            .variants
+            .iter()
+            .map(|v| matches!(v.source, engines::variant::Source::Build { .. }))
+            .collect();
+        run.build_variants(quiet)?;
+        coordinator::plan_manifest(
+            &cluster,
+            command,
+            stored,
+            Some(plan.clone()),
+            &run.variants,
+            &built,
+            args.book.book.as_deref(),
+            plan.pairs,
+        )?
+    };
+    let submission = Submission {
+        cluster: &cluster,
+        manifest: &manifest,
+        quiet,
+    };
+    coordinator::run(&submission)
+}
+
+/// Plays a match (or a shard of one).
+fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
     let started = Instant::now();
     let quiet = args.run.quiet;
     let dump_spec = args
@@ -110,8 +241,25 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
         }
         _ => None,
     };
-    // Build variants compile spar first; from then on they are external UCI engines.
-    run.build_variants(quiet)?;
+    if let Some(s) = shard {
+        if let Some(p) = &s.manifest.plan {
+            let mut mine = plan.clone();
+            mine.concurrency = p.concurrency;
+            if &mine != p {
+                return Err(CliError::usage(format!(
+                    "{}: the match arguments do not give the manifest's plan (edited by hand?): start a new --run-dir",
+                    s.dir.display()
+                )));
+            }
+        }
+        s.use_built(&mut run)?;
+    } else {
+        // Build variants compile spar first; from then on they are external UCI engines.
+        run.build_variants(quiet)?;
+    }
+    let stride = shard.map_or(Stride::ALL, ShardRun::stride);
+    // The pairs this process plays: all of the plan's, or the shard's among them.
+    let end_pair = plan.pairs.map(|p| stride.count_below(p));
     let variants = run.seats();
     let names = [variants[0].name.as_str(), variants[1].name.as_str()];
 
@@ -128,6 +276,7 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             .and_then(serde_json::Value::as_u64)
             .unwrap_or(0),
         quiet,
+        stride,
     })
     .map_err(CliError::usage)?;
     if let Some(r) = &args.files.results {
@@ -150,7 +299,8 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             2 * first_pair
         );
     }
-    let sprt = run.sprt;
+    // A shard does not decide: the coordinator counts the pairs of every shard.
+    let sprt = if shard.is_some() { None } else { run.sprt };
     let mut decision = sprt
         .as_ref()
         .and_then(|s| s.status(&summary::sample(&tally, s)).ok())
@@ -191,17 +341,22 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     }
 
     let abort = interrupt::on_ctrl_c("finishing up");
-    let progress = Progress::new(quiet, "games", plan.pairs.map(|p| 2 * p), 2 * first_pair);
+    if let Some(s) = shard {
+        s.watch_stop(abort.clone());
+    }
+    let progress = Progress::new(quiet, "games", end_pair.map(|p| 2 * p), 2 * first_pair);
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
 
     let already_done = decision.is_some_and(|d| d != Decision::Continue)
-        || plan.pairs.is_some_and(|p| first_pair >= p);
+        || end_pair.is_some_and(|p| first_pair >= p);
     if !already_done {
         let stall = run.stall_timeout;
         let make_player = |i: usize| engines::make_player(&variants[i], stall);
         let book = &run.book;
         let opening = |k: u64| book.opening(k);
-        let schedule = plan.schedule(&variants, first_pair, &opening, &make_player, &abort);
+        let mut schedule = plan.schedule(&variants, first_pair, &opening, &make_player, &abort);
+        schedule.stride = stride;
+        schedule.end_pair = end_pair;
         let recover = plan.recover;
         let result = schedule::run(
             &schedule,
@@ -273,6 +428,8 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     }
     match failure.into_inner() {
         Some(e) => Err(e),
+        // A shard stopped by RUN_DIR/STOP has done what was asked of it.
+        None if interrupted && shard.is_some_and(ShardRun::stopped) => Ok(()),
         None if interrupted => Err(CliError::interrupted()),
         None => Ok(()),
     }

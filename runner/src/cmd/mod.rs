@@ -3,11 +3,14 @@
 pub mod bench;
 pub mod datagen;
 pub mod matches;
+pub mod merge;
 pub mod params;
 pub mod perft;
 pub mod report;
+pub mod shard;
 pub mod sim;
 pub mod stats;
+pub mod status;
 pub mod texel;
 pub mod train;
 pub mod tune;

@@ -14,7 +14,7 @@ pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     write_bytes_atomically(path, text.as_bytes())
 }
 
-/// [`write_atomically`] for bytes (a network, a checkpoint).
+/// [`write_atomically`] for bytes (a network, a checkpoint, merged training files).
 pub fn write_bytes_atomically(path: &Path, text: &[u8]) -> io::Result<()> {
     let target = resolve_link(path)?;
     match std::fs::metadata(&target) {

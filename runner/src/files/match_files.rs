@@ -27,7 +27,7 @@ use crate::error::{CliError, CliResult};
 use crate::files::kill_point;
 use crate::files::position_dump::{parse_spec, PositionDump};
 use crate::play::game::{PlayedGame, Termination};
-use crate::play::schedule::PairOutcome;
+use crate::play::schedule::{PairOutcome, Stride};
 use crate::play::tally::GameSummary;
 
 /// A pair read back from the results file.
@@ -54,6 +54,9 @@ pub struct OpenFiles<'a> {
     pub pgn_start: u64,
     /// No warnings on stderr.
     pub quiet: bool,
+    /// The pairs this run plays (all; or every Nth, for a shard of a cluster run): the
+    /// results file holds them in this order.
+    pub stride: Stride,
 }
 
 /// The files a match appends to.
@@ -76,7 +79,7 @@ impl MatchFiles {
         if let Some(path) = o.results {
             let (writer, all) =
                 ResultsWriter::create_or_resume(path, o.resume).map_err(|e| e.to_string())?;
-            let (pairs, k) = complete_pairs(&all, o.names, path)?;
+            let (pairs, k) = complete_pairs(&all, o.names, path, o.stride)?;
             resumed = pairs;
             kept = k;
             rows = all;
@@ -237,7 +240,7 @@ impl MatchFiles {
 
 /// The byte offsets after each complete game of PGN text written by spar, up to the first
 /// incomplete (torn) one; `None` when the text is not empty and does not start with a game.
-fn game_ends(text: &[u8]) -> Option<Vec<u64>> {
+pub fn game_ends(text: &[u8]) -> Option<Vec<u64>> {
     const EVENT: &[u8] = b"[Event ";
     if text.is_empty() {
         return Some(Vec::new());
@@ -360,12 +363,13 @@ fn complete_pairs(
     rows: &[ResultRow],
     names: [&str; 2],
     path: &Path,
+    stride: Stride,
 ) -> Result<(Vec<ResumedPair>, usize), String> {
     let mut pairs = Vec::new();
     let mut i = 0;
     while i + 1 < rows.len() {
         let (a, b) = (&rows[i], &rows[i + 1]);
-        let k = pairs.len() as u64;
+        let k = stride.job(pairs.len() as u64);
         if a.pair != k || b.pair != k || a.game != 0 || b.game != 1 {
             break;
         }

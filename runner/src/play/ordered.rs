@@ -46,8 +46,54 @@ pub trait Worker {
     fn shutdown(&mut self) {}
 }
 
+/// Which job indices a run plays: `offset, offset + step, offset + 2 step, …` (all of them
+/// by default). Shard I of N of a cluster run plays `Stride { offset: I, step: N }`; its
+/// local job j is the run's job `offset + step * j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stride {
+    /// The first job index.
+    pub offset: u64,
+    /// The distance between two jobs (at least 1).
+    pub step: u64,
+}
+
+impl Stride {
+    /// Every job: 0, 1, 2, …
+    pub const ALL: Stride = Stride { offset: 0, step: 1 };
+
+    /// Shard `index` of `count`.
+    pub fn shard(index: u64, count: u64) -> Stride {
+        Stride {
+            offset: index,
+            step: count.max(1),
+        }
+    }
+
+    /// The run's job index of local job `j`.
+    pub fn job(&self, j: u64) -> u64 {
+        self.offset + self.step * j
+    }
+
+    /// How many of the run's jobs `0..total` are in this stride.
+    pub fn count_below(&self, total: u64) -> u64 {
+        if total <= self.offset {
+            0
+        } else {
+            (total - self.offset).div_ceil(self.step)
+        }
+    }
+
+    /// The local index of the run's job `k`, if it is in this stride.
+    pub fn local(&self, k: u64) -> Option<u64> {
+        (k >= self.offset && (k - self.offset).is_multiple_of(self.step))
+            .then(|| (k - self.offset) / self.step)
+    }
+}
+
 /// The jobs of a run.
 pub struct Jobs<'a> {
+    /// Which job indices are played; `first` and `end` count local jobs of this stride.
+    pub stride: Stride,
     /// First job index.
     pub first: u64,
     /// One past the last job (`None`: until stopped).
@@ -194,7 +240,7 @@ fn work<W: Worker>(
         if jobs.end.is_some_and(|end| k >= end) {
             break;
         }
-        match worker.run(k, stop, &tick) {
+        match worker.run(jobs.stride.job(k), stop, &tick) {
             Ok(Some(out)) => {
                 if tx.send(Message::Done(k, out)).is_err() {
                     break;
@@ -216,6 +262,7 @@ mod tests {
 
     fn jobs(abort: &AtomicBool, end: Option<u64>, concurrency: usize) -> Jobs<'_> {
         Jobs {
+            stride: Stride::ALL,
             first: 0,
             end,
             concurrency,
@@ -260,6 +307,7 @@ mod tests {
         for concurrency in [1, 3, 8] {
             let abort = AtomicBool::new(false);
             let jobs = Jobs {
+                stride: Stride::ALL,
                 first: 5,
                 end: Some(30),
                 concurrency,
@@ -301,5 +349,35 @@ mod tests {
     fn an_abort_raised_before_the_start_runs_nothing() {
         let abort = AtomicBool::new(true);
         assert_eq!(count(&jobs(&abort, Some(100), 2), None), 0);
+    }
+
+    #[test]
+    fn a_stride_plays_every_nth_job_in_order() {
+        let s = Stride::shard(2, 4);
+        assert_eq!((0..3).map(|j| s.job(j)).collect::<Vec<_>>(), [2, 6, 10]);
+        assert_eq!(s.count_below(11), 3);
+        assert_eq!(s.count_below(2), 0);
+        assert_eq!(Stride::shard(0, 4).count_below(1), 1);
+        assert_eq!((s.local(10), s.local(9), s.local(1)), (Some(2), None, None));
+        let abort = AtomicBool::new(false);
+        let jobs = Jobs {
+            stride: s,
+            first: 1,
+            end: Some(4),
+            concurrency: 3,
+            abort: &abort,
+        };
+        let mut got = Vec::new();
+        run(
+            &jobs,
+            &|| Ok(Squares),
+            || {},
+            |r| {
+                got.push(r);
+                Control::Continue
+            },
+        )
+        .unwrap();
+        assert_eq!(got, [36, 100, 196]);
     }
 }

@@ -17,6 +17,7 @@ use engine::types::Move;
 use super::adjudication::{Adjudication, MatchAdjudicator};
 use super::game::{play_game, GameSetup, PlayedGame, Seats};
 pub use super::ordered::Control;
+pub use super::ordered::Stride;
 use super::ordered::{self, Jobs, Worker};
 use crate::engines::player::Player;
 use crate::engines::variant::Variant;
@@ -50,9 +51,12 @@ pub struct PairOutcome {
 pub struct Schedule<'a> {
     /// The two variants.
     pub variants: &'a [Variant; 2],
-    /// Pair indices `first_pair..end_pair` are played (`None`: until stopped).
+    /// Which pairs are played: all of them, or every Nth (a shard of a cluster run).
+    /// `first_pair` and `end_pair` count the pairs of this stride.
+    pub stride: Stride,
+    /// Pairs `first_pair..end_pair` of the stride are played (`None`: until stopped).
     pub first_pair: u64,
-    /// One past the last pair.
+    /// One past the last pair of the stride.
     pub end_pair: Option<u64>,
     /// Worker threads.
     pub concurrency: usize,
@@ -76,6 +80,7 @@ pub fn run(
     on_pair: impl FnMut(PairOutcome) -> Control,
 ) -> CliResult {
     let jobs = Jobs {
+        stride: schedule.stride,
         first: schedule.first_pair,
         end: schedule.end_pair,
         concurrency: schedule.concurrency,

@@ -1,0 +1,549 @@
+//! The coordinator of `spar match|sprt|datagen --slurm`: it only submits, polls, decides and
+//! cancels; all state lives in the run directory, so it can die and `--resume` reattaches.
+//!
+//! 1. [`prepare`] checks the cluster options, the Slurm tools and the run directory (before
+//!    anything is built or submitted), and the command checks everything else.
+//! 2. [`plan_manifest`] copies `git=`/`features=` builds into the run directory and writes
+//!    the manifest; [`reattach`] reads it back for `--resume` and refuses other options.
+//! 3. [`run`] submits one array `0-(N-1)`, then every [`POLL`] reads the shard records that
+//!    changed, shows the live line, and every [`SQUEUE_EVERY`] asks `squeue` which tasks
+//!    are alive: a task that is gone twice in a row with its work not done (failed,
+//!    cancelled, preempted, walltime) is resubmitted as a smaller array, at most
+//!    [`MAX_RESUBMITS`] times per shard. A shard that refused to run (exit 2: a manifest
+//!    mismatch) ends the run with its message.
+//! 4. At the end (every pair played, the SPRT decided, or Ctrl-C) it writes `RUN_DIR/STOP`,
+//!    cancels the array, waits until no task is left, merges and prints what the local
+//!    command would.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use sprt::Decision;
+
+use super::manifest::{now_secs, EngineFile, HashedFile, Manifest, SCHEMA};
+use super::merge;
+use super::records::Records;
+use super::slurm;
+use crate::cli::SlurmArgs;
+use crate::engines::variant::{Source, Variant};
+use crate::error::{CliError, CliResult};
+use crate::files::atomic::write_atomically;
+use crate::interrupt;
+use crate::play::ordered::Stride;
+use crate::progress::Progress;
+use crate::stdout;
+use crate::summary;
+
+/// How often the coordinator reads the shard records.
+pub const POLL: Duration = Duration::from_millis(500);
+
+/// How often it asks `squeue` which tasks are alive.
+pub const SQUEUE_EVERY: Duration = Duration::from_secs(2);
+
+/// Resubmissions of one shard before the run gives up.
+pub const MAX_RESUBMITS: u32 = 3;
+
+/// How long the coordinator waits for cancelled tasks to leave the queue.
+const CANCEL_WAIT: Duration = Duration::from_secs(60);
+
+/// The checked cluster options.
+pub struct Cluster {
+    /// The run directory (absolute).
+    pub dir: PathBuf,
+    /// Shards of a new run.
+    pub shards: u64,
+    /// CPUs per task.
+    pub cpus: usize,
+    /// Extra sbatch options.
+    pub sbatch_args: Vec<String>,
+    /// Write the manifest only.
+    pub plan_only: bool,
+}
+
+/// The array jobs of a run (`RUN_DIR/jobs.json`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobsFile {
+    /// Job ids, first submission first.
+    pub jobs: Vec<String>,
+    /// Resubmissions per shard.
+    pub resubmitted: BTreeMap<u64, u32>,
+}
+
+impl JobsFile {
+    /// The jobs file of `dir`.
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join("jobs.json")
+    }
+
+    /// Reads it (empty when missing).
+    pub fn read(dir: &Path) -> JobsFile {
+        std::fs::read_to_string(JobsFile::path(dir))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn write(&self, dir: &Path) -> CliResult {
+        let text = serde_json::to_string_pretty(self).expect("json") + "\n";
+        write_atomically(&JobsFile::path(dir), &text).map_err(|e| {
+            CliError::failure(format!(
+                "cannot write {}: {e}",
+                JobsFile::path(dir).display()
+            ))
+        })
+    }
+}
+
+/// Checks the cluster options, the Slurm tools and the run directory.
+pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
+    let dir = a.run_dir.as_ref().ok_or_else(|| {
+        CliError::usage(
+            "--slurm needs --run-dir DIR: a directory on a filesystem every node shares",
+        )
+    })?;
+    let shards = a.shards.unwrap_or(SlurmArgs::DEFAULT_SHARDS);
+    if shards == 0 || shards > 100_000 {
+        return Err(CliError::usage(format!(
+            "--shards {shards}: give 1 to 100000 array tasks"
+        )));
+    }
+    let cpus = a.cpus_per_shard.unwrap_or(1);
+    if cpus == 0 {
+        return Err(CliError::usage("--cpus-per-shard must be at least 1"));
+    }
+    if !a.plan_only {
+        slurm::check_tools()?;
+    }
+    if a.plan_only && resume {
+        return Err(CliError::usage(
+            "--plan-only writes a new run: leave out --resume",
+        ));
+    }
+    let dir = std::path::absolute(dir)
+        .map_err(|e| CliError::usage(format!("--run-dir {}: {e}", dir.display())))?;
+    let unwritable = |e: std::io::Error| {
+        CliError::usage(format!(
+            "--run-dir {} is not a writable directory: {e} (give a directory you can write, \
+             on a filesystem every node shares)",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(&dir).map_err(unwritable)?;
+    tempfile::tempfile_in(&dir).map_err(unwritable)?;
+    let has_manifest = Manifest::path(&dir).exists();
+    if has_manifest && !resume {
+        return Err(CliError::usage(format!(
+            "--run-dir {} already holds a run: add --resume to reattach to it, or give a new --run-dir",
+            dir.display()
+        )));
+    }
+    if resume && !has_manifest {
+        return Err(CliError::usage(format!(
+            "--resume: --run-dir {} holds no run (no manifest.json): leave out --resume to start one",
+            dir.display()
+        )));
+    }
+    Ok(Cluster {
+        dir,
+        shards,
+        cpus,
+        sbatch_args: a.sbatch_args.clone(),
+        plan_only: a.plan_only,
+    })
+}
+
+/// The arguments compared on `--resume`: all but the cluster options and `--quiet`.
+fn comparable(args: &serde_json::Value) -> serde_json::Value {
+    let mut a = args.clone();
+    if let Some(o) = a.as_object_mut() {
+        o.remove("slurm");
+        if let Some(r) = o.get_mut("run").and_then(|r| r.as_object_mut()) {
+            r.remove("quiet");
+        }
+    }
+    a
+}
+
+/// Reads the manifest of a run to reattach to; the command and its arguments must be the
+/// ones the run was started with.
+pub fn reattach(c: &Cluster, command: &str, args: &serde_json::Value) -> CliResult<Manifest> {
+    let m = Manifest::read(&c.dir)?;
+    if m.command != command {
+        return Err(CliError::usage(format!(
+            "--resume: the run in {} is a `spar {}` run, not `spar {command}`",
+            c.dir.display(),
+            m.command
+        )));
+    }
+    let (then, now) = (comparable(&m.args), comparable(args));
+    if then != now {
+        let key = first_difference(&then, &now, "");
+        return Err(CliError::usage(format!(
+            "--resume: the options differ from the run in {} ({key}); resume with the same options or start a new --run-dir",
+            c.dir.display()
+        )));
+    }
+    Ok(m)
+}
+
+/// The first key where two JSON values differ, as `a.b`.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> String {
+    if let (Some(x), Some(y)) = (a.as_object(), b.as_object()) {
+        for (k, v) in x {
+            let here = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            match y.get(k) {
+                Some(w) if w == v => {}
+                Some(w) => return first_difference(v, w, &here),
+                None => return here,
+            }
+        }
+    }
+    format!("{at}: {a} then, {b} now")
+}
+
+/// Writes the manifest of a new run: built engines are copied into the run directory,
+/// external engines, the book and this spar binary are hashed.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_manifest(
+    c: &Cluster,
+    command: &str,
+    args: serde_json::Value,
+    plan: Option<crate::plan::MatchPlan>,
+    variants: &[Variant],
+    built: &[bool],
+    book: Option<&[String]>,
+    total: Option<u64>,
+) -> CliResult<Manifest> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::failure(format!("cannot read the current directory: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failure(format!("cannot find the spar binary: {e}")))?;
+    let mut engines = Vec::new();
+    for (seat, v) in variants.iter().enumerate() {
+        let Source::Uci { cmd, .. } = &v.source else {
+            continue;
+        };
+        let found = crate::plan::which(cmd).ok_or_else(|| {
+            CliError::usage(format!(
+                "engine '{}': cannot find executable '{cmd}'",
+                v.name
+            ))
+        })?;
+        let is_built = built.get(seat).copied().unwrap_or(false);
+        let path = if is_built {
+            let to = c.dir.join("engines").join(seat.to_string()).join("spar");
+            std::fs::create_dir_all(to.parent().expect("parent"))
+                .map_err(|e| CliError::usage(format!("cannot create {}: {e}", to.display())))?;
+            std::fs::copy(&found, &to).map_err(|e| {
+                CliError::failure(format!(
+                    "cannot copy {} to {}: {e}",
+                    found.display(),
+                    to.display()
+                ))
+            })?;
+            to
+        } else {
+            found
+        };
+        engines.push(EngineFile {
+            seat,
+            name: v.name.clone(),
+            file: HashedFile::of(&path, &cwd, &format!("engine '{}'", v.name))?,
+            built: is_built,
+        });
+    }
+    let book = match book.and_then(|w| w.first()) {
+        Some(first) => {
+            let file = first.strip_prefix("file=").unwrap_or(first);
+            Some(HashedFile::of(Path::new(file), &cwd, "--book")?)
+        }
+        None => None,
+    };
+    let m = Manifest {
+        schema: SCHEMA,
+        spar_version: env!("CARGO_PKG_VERSION").to_string(),
+        binary: HashedFile::of(&exe, &cwd, "the spar binary")?,
+        command: command.to_string(),
+        args,
+        cwd,
+        command_line: std::env::args().collect(),
+        plan,
+        engines,
+        book,
+        shards: c.shards,
+        cpus_per_shard: c.cpus,
+        total,
+        created: now_secs(),
+    };
+    m.write(&c.dir)?;
+    Ok(m)
+}
+
+/// A run to coordinate.
+pub struct Submission<'a> {
+    /// The cluster options.
+    pub cluster: &'a Cluster,
+    /// The run's manifest.
+    pub manifest: &'a Manifest,
+    /// No progress display.
+    pub quiet: bool,
+}
+
+/// Whether shard `i` has done all its work (never, for an SPRT without `--games`).
+fn shard_complete(m: &Manifest, records: &Records, i: u64) -> bool {
+    match m.total {
+        Some(t) => records.shards[i as usize].done >= Stride::shard(i, m.shards).count_below(t),
+        None => false,
+    }
+}
+
+/// Whether the run is over: every pair (game) played, or the SPRT decided.
+fn finished(m: &Manifest, records: &Records, sprt: Option<&sprt::Sprt>) -> bool {
+    if m.command == "datagen" {
+        return m.total.is_some_and(|t| records.games() >= t);
+    }
+    let (pairs, _) = records.pairs();
+    if m.total.is_some_and(|t| pairs.len() as u64 >= t) {
+        return true;
+    }
+    sprt.is_some_and(|s| {
+        s.status(&summary::sample(records.tally(), s))
+            .is_ok_and(|st| st.decision != Decision::Continue)
+    })
+}
+
+/// Submits, watches, stops and merges; prints the summary.
+pub fn run(s: &Submission) -> CliResult {
+    let (c, m) = (s.cluster, s.manifest);
+    let dir = &c.dir;
+    if c.plan_only {
+        return stdout::print_lines(&[format!(
+            "Wrote {}: run `spar shard {} --index I` for I in 0..{} (any scheduler), then `spar merge {}`",
+            Manifest::path(dir).display(),
+            dir.display(),
+            m.shards - 1,
+            dir.display()
+        )]);
+    }
+    let _ = std::fs::remove_file(super::stop_file(dir));
+    // Failures of earlier attempts (a refusal the user has since fixed) are void: what
+    // still fails fails again and is recorded again.
+    for i in 0..m.shards {
+        let _ = std::fs::remove_file(super::shard_failed(dir, i));
+    }
+    let exe = m.binary.path.clone();
+    let sprt = m
+        .plan
+        .as_ref()
+        .and_then(|p| p.sprt.as_ref())
+        .map(|p| p.sprt())
+        .transpose()?;
+    let names: [String; 2] = match &m.plan {
+        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
+        None => [String::new(), String::new()],
+    };
+    let mut records = Records::new(dir, m)?;
+    records.refresh()?;
+    let mut jobs = JobsFile::read(dir);
+    let submit = |indices: &[u64]| -> CliResult<String> {
+        slurm::submit(&slurm::Submit {
+            dir,
+            cwd: &m.cwd,
+            spar: &exe,
+            indices,
+            shards: m.shards,
+            cpus: m.cpus_per_shard,
+            name: &format!("spar-{}", m.command),
+            extra: &c.sbatch_args,
+        })
+    };
+    if jobs.jobs.is_empty() {
+        let todo: Vec<u64> = (0..m.shards)
+            .filter(|&i| !shard_complete(m, &records, i))
+            .collect();
+        if !todo.is_empty() {
+            let id = submit(&todo)?;
+            if !s.quiet {
+                eprintln!(
+                    "Submitted job array {id} ({} tasks, {} CPUs each); run directory {}",
+                    todo.len(),
+                    m.cpus_per_shard,
+                    dir.display()
+                );
+            }
+            jobs.jobs.push(id);
+            jobs.write(dir)?;
+        }
+    } else if !s.quiet {
+        eprintln!("Reattached to job array {}", jobs.jobs.join(", "));
+    }
+
+    let abort = interrupt::on_ctrl_c("stopping the shards and merging");
+    let datagen = m.command == "datagen";
+    let (unit, len) = if datagen {
+        ("games", m.total)
+    } else {
+        ("games", m.total.map(|t| 2 * t))
+    };
+    let progress = Progress::new(s.quiet, unit, len, 0);
+    let mut gone: Vec<u32> = vec![0; m.shards as usize];
+    let mut last_squeue: Option<Instant> = None;
+    let mut failure: Option<CliError> = None;
+    let mut over = finished(m, &records, sprt.as_ref());
+    loop {
+        if records.refresh()? {
+            over = finished(m, &records, sprt.as_ref());
+            if datagen {
+                progress.set_position(records.games());
+                progress.set_message(&format!("{} shards", m.shards));
+            } else {
+                let tally = records.tally();
+                progress.set_position(2 * tally.pairs.pairs());
+                let n = [names[0].as_str(), names[1].as_str()];
+                progress.set_message(&summary::status_line(tally, sprt.as_ref(), n));
+            }
+        }
+        if over || abort.load(Ordering::SeqCst) {
+            break;
+        }
+        if let Some((i, (_, msg))) = records
+            .shards
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.failed.as_ref().filter(|f| f.0 == 2).map(|f| (i, f)))
+        {
+            failure = Some(CliError::usage(format!("shard {i} refused to run: {msg}")));
+            break;
+        }
+        if last_squeue.is_none_or(|t| t.elapsed() >= SQUEUE_EVERY) {
+            last_squeue = Some(Instant::now());
+            let live = slurm::live_tasks(&jobs.jobs)?;
+            let mut again = Vec::new();
+            for i in 0..m.shards {
+                let g = &mut gone[i as usize];
+                if live.contains_key(&i) || shard_complete(m, &records, i) {
+                    *g = 0;
+                } else {
+                    *g += 1;
+                    if *g >= 2 {
+                        again.push(i);
+                        *g = 0;
+                    }
+                }
+            }
+            if !again.is_empty() {
+                if let Some(&i) = again
+                    .iter()
+                    .find(|i| jobs.resubmitted.get(i).copied().unwrap_or(0) >= MAX_RESUBMITS)
+                {
+                    let why = records.shards[i as usize]
+                        .failed
+                        .as_ref()
+                        .map_or("it left the queue without finishing".to_string(), |f| {
+                            f.1.clone()
+                        });
+                    failure = Some(CliError::failure(format!(
+                        "shard {i} failed {MAX_RESUBMITS} times, last: {why} (see {})",
+                        super::log_dir(dir).display()
+                    )));
+                    break;
+                }
+                let id = submit(&again)?;
+                for i in &again {
+                    *jobs.resubmitted.entry(*i).or_default() += 1;
+                }
+                jobs.jobs.push(id.clone());
+                jobs.write(dir)?;
+                progress.println(&format!(
+                    "Resubmitted shards {} as job array {id}",
+                    slurm::array_list(&again)
+                ));
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+    progress.finish();
+    let took = stop(dir, &jobs.jobs)?;
+    if !s.quiet {
+        eprintln!(
+            "Stopped job array {}: no task left {:.1} s after the end of the run",
+            jobs.jobs.join(", "),
+            took.as_secs_f64()
+        );
+    }
+    let merged = merge::merge(dir, m, None)?;
+    stdout::print_lines(&merged.lines)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if !abort.load(Ordering::SeqCst)
+        && m.total.is_some()
+        && !merged.complete
+        && m.plan.as_ref().is_none_or(|p| p.sprt.is_none())
+    {
+        return Err(CliError::failure(format!(
+            "the merge of {} found {} of {} {}: run `spar status {}`",
+            dir.display(),
+            merged.done,
+            m.total.unwrap_or(0),
+            if datagen { "games" } else { "pairs" },
+            dir.display()
+        )));
+    }
+    if abort.load(Ordering::SeqCst) {
+        stdout::print_lines(&[format!(
+            "Interrupted: {} complete {} merged; rerun with --resume to continue",
+            merged.done,
+            if datagen { "games" } else { "pairs" }
+        )])?;
+        return Err(CliError::interrupted());
+    }
+    Ok(())
+}
+
+/// Stops every shard: `RUN_DIR/STOP`, `scancel`, and a wait until no task is left; returns
+/// how long that took.
+pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
+    write_atomically(&super::stop_file(dir), "stop\n").map_err(|e| {
+        CliError::failure(format!(
+            "cannot write {}: {e}",
+            super::stop_file(dir).display()
+        ))
+    })?;
+    slurm::cancel(jobs)?;
+    let started = Instant::now();
+    while started.elapsed() < CANCEL_WAIT {
+        if slurm::live_tasks(jobs)?.is_empty() {
+            return Ok(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(CliError::failure(format!(
+        "the tasks of job array {} did not leave the queue within {} s of scancel",
+        jobs.join(", "),
+        CANCEL_WAIT.as_secs()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_compares_all_but_the_cluster_options() {
+        let a = serde_json::json!({"games": 10, "run": {"seed": 1, "quiet": true}, "slurm": {"shards": 4}});
+        let b = serde_json::json!({"games": 10, "run": {"seed": 2, "quiet": false}, "slurm": {"shards": 8}});
+        assert_ne!(comparable(&a), comparable(&b));
+        let key = first_difference(&comparable(&a), &comparable(&b), "");
+        assert!(key.starts_with("run.seed"), "{key}");
+        let c = serde_json::json!({"games": 10, "run": {"seed": 1, "quiet": false}, "slurm": {}});
+        assert_eq!(comparable(&a), comparable(&c));
+    }
+}

@@ -1,0 +1,345 @@
+//! `spar status --html FILE`: one self-contained page (inline SVG and CSS, no script, no
+//! external asset) with the LLR against its bounds and the Elo ± error over games, the
+//! pentanomial counts and the shard table. While the run is live the page reloads itself
+//! every [`REFRESH_SECS`] seconds (a `<meta http-equiv="refresh">`).
+
+use std::fmt::Write;
+
+use sprt::{Pentanomial, Sample};
+
+use super::status::{human, Snapshot};
+use crate::play::tally::Tally;
+use crate::summary;
+
+/// Seconds between reloads of a live page.
+pub const REFRESH_SECS: u32 = 10;
+
+/// Points per chart at most.
+const POINTS: usize = 200;
+
+/// One point of the history: games, LLR, Elo, Elo error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// Games so far.
+    pub games: f64,
+    /// The LLR (0 without an SPRT).
+    pub llr: f64,
+    /// Elo.
+    pub elo: f64,
+    /// Half-width of its 95 % interval.
+    pub error: f64,
+}
+
+/// The history over games, in pair order, at up to [`POINTS`] points.
+pub fn history(s: &Snapshot) -> Vec<Point> {
+    let n = s.pairs.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let step = n.div_ceil(POINTS).max(1);
+    let mut t = Tally::default();
+    let mut out = Vec::new();
+    for (i, p) in s.pairs.iter().enumerate() {
+        t.add_pair(*p);
+        if (i + 1) % step != 0 && i + 1 != n {
+            continue;
+        }
+        let sample = match &s.sprt {
+            Some(sp) => summary::sample(&t, sp),
+            None => Sample::Pentanomial(t.pairs),
+        };
+        let e = sample.estimate();
+        let llr = s
+            .sprt
+            .as_ref()
+            .and_then(|sp| sp.llr(&sample).ok())
+            .unwrap_or(0.0);
+        if e.elo.is_finite() && e.elo_error.is_finite() {
+            out.push(Point {
+                games: 2.0 * (i + 1) as f64,
+                llr,
+                elo: e.elo,
+                error: e.elo_error,
+            });
+        }
+    }
+    out
+}
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A line chart: `series` of (x, y) polylines with colours, a shaded band, and dashed
+/// horizontal lines.
+struct Chart<'a> {
+    title: &'a str,
+    lines: Vec<(&'a str, Vec<(f64, f64)>)>,
+    band: Vec<(f64, f64, f64)>,
+    rules: Vec<(&'a str, f64, String)>,
+}
+
+const W: f64 = 640.0;
+const H: f64 = 260.0;
+const PAD: f64 = 48.0;
+
+impl Chart<'_> {
+    fn svg(&self) -> String {
+        let xs = self.lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.0));
+        let x_max = xs.fold(1.0f64, f64::max);
+        let mut ys: Vec<f64> = self
+            .lines
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|p| p.1))
+            .collect();
+        ys.extend(self.band.iter().flat_map(|b| [b.1, b.2]));
+        ys.extend(self.rules.iter().map(|r| r.1));
+        let (mut lo, mut hi) = ys
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+                (a.min(y), b.max(y))
+            });
+        if !lo.is_finite() || !hi.is_finite() {
+            (lo, hi) = (-1.0, 1.0);
+        }
+        if hi - lo < 1e-9 {
+            (lo, hi) = (lo - 1.0, hi + 1.0);
+        }
+        let margin = 0.05 * (hi - lo);
+        let (lo, hi) = (lo - margin, hi + margin);
+        let px = |x: f64| PAD + (W - 2.0 * PAD) * x / x_max;
+        let py = |y: f64| H - PAD + (2.0 * PAD - H) * (y - lo) / (hi - lo);
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img"><title>{}</title>"##,
+            esc(self.title)
+        );
+        let _ = write!(
+            s,
+            r##"<rect x="{PAD}" y="{PAD}" width="{}" height="{}" fill="#fafafa" stroke="#999"/>"##,
+            W - 2.0 * PAD,
+            H - 2.0 * PAD
+        );
+        let _ = write!(
+            s,
+            r##"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>"##,
+            W / 2.0,
+            esc(self.title)
+        );
+        for (label, y) in [(lo, lo), (hi, hi), ((lo + hi) / 2.0, (lo + hi) / 2.0)] {
+            let _ = write!(
+                s,
+                r##"<text x="{}" y="{}" text-anchor="end" font-size="11">{:.1}</text>"##,
+                PAD - 4.0,
+                py(y) + 4.0,
+                label
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<text x="{}" y="{}" text-anchor="end" font-size="11">{} games</text><text x="{PAD}" y="{}" font-size="11">0</text>"##,
+            W - PAD,
+            H - PAD + 16.0,
+            x_max,
+            H - PAD + 16.0
+        );
+        if !self.band.is_empty() {
+            let mut pts: Vec<String> = self
+                .band
+                .iter()
+                .map(|b| format!("{:.1},{:.1}", px(b.0), py(b.2)))
+                .collect();
+            pts.extend(
+                self.band
+                    .iter()
+                    .rev()
+                    .map(|b| format!("{:.1},{:.1}", px(b.0), py(b.1))),
+            );
+            let _ = write!(
+                s,
+                r##"<polygon points="{}" fill="#9ecae1" fill-opacity="0.5" stroke="none"/>"##,
+                pts.join(" ")
+            );
+        }
+        for (colour, y, label) in &self.rules {
+            let _ = write!(
+                s,
+                r##"<line x1="{PAD}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="{colour}" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" font-size="11" fill="{colour}">{}</text>"##,
+                W - PAD,
+                py(*y),
+                py(*y),
+                W - PAD + 2.0,
+                py(*y) + 4.0,
+                esc(label)
+            );
+        }
+        for (colour, line) in &self.lines {
+            let pts: Vec<String> = line
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
+                .collect();
+            let _ = write!(
+                s,
+                r##"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"##,
+                pts.join(" ")
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+/// The page.
+pub fn render(s: &Snapshot) -> String {
+    let live = !s.finished();
+    let points = history(s);
+    let tally = s.tally();
+    let mut page = String::new();
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}<title>{}</title>\
+         <style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}\
+         .bad{{color:#b00;font-weight:bold}}pre{{background:#f4f4f4;padding:1em}}</style></head><body>",
+        if live {
+            format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">")
+        } else {
+            String::new()
+        },
+        esc(&s.title)
+    );
+    let _ = write!(page, "<h1>{}</h1>", esc(&s.title));
+    let _ = write!(
+        page,
+        "<p>{}</p><pre>{}</pre>",
+        if live {
+            format!("Live: this page reloads every {REFRESH_SECS} s.")
+        } else {
+            "Finished.".to_string()
+        },
+        esc(&s.lines()[1..]
+            .iter()
+            .filter(|l| !l.starts_with("shard "))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n"))
+    );
+    if s.games_done.is_none() {
+        if let Some(sp) = &s.sprt {
+            let chart = Chart {
+                title: "LLR against its bounds",
+                lines: vec![("#08519c", points.iter().map(|p| (p.games, p.llr)).collect())],
+                band: Vec::new(),
+                rules: vec![
+                    ("#b00", sp.lower_bound(), format!("{:.2}", sp.lower_bound())),
+                    ("#080", sp.upper_bound(), format!("{:.2}", sp.upper_bound())),
+                ],
+            };
+            page.push_str(&chart.svg());
+        }
+        let chart = Chart {
+            title: "Elo ± 95 % error",
+            lines: vec![("#08519c", points.iter().map(|p| (p.games, p.elo)).collect())],
+            band: points
+                .iter()
+                .map(|p| (p.games, p.elo - p.error, p.elo + p.error))
+                .collect(),
+            rules: vec![("#666", 0.0, "0".to_string())],
+        };
+        page.push_str(&chart.svg());
+        page.push_str(&ptnml_table(&tally.pairs));
+    }
+    if !s.shards.is_empty() {
+        let unit = if s.games_done.is_some() {
+            "games"
+        } else {
+            "pairs"
+        };
+        let _ = write!(
+            page,
+            "<h2>Shards</h2><table><tr><th>shard</th><th>{unit}</th><th>last record</th><th>state</th><th>flags</th></tr>"
+        );
+        for sh in &s.shards {
+            let flags = match (&sh.failed, sh.stalled) {
+                (Some(f), _) => format!("<span class=\"bad\">failed: {}</span>", esc(f)),
+                (None, true) => "<span class=\"bad\">stalled</span>".to_string(),
+                _ => String::new(),
+            };
+            let _ = write!(
+                page,
+                "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{flags}</td></tr>",
+                sh.index,
+                sh.done,
+                sh.share.map_or(String::new(), |t| format!("/{t}")),
+                sh.age
+                    .map_or("none".to_string(), |a| format!("{} ago", human(a))),
+                esc(sh.state.as_deref().unwrap_or(""))
+            );
+        }
+        page.push_str("</table>");
+    }
+    page.push_str("</body></html>\n");
+    page
+}
+
+fn ptnml_table(p: &Pentanomial) -> String {
+    let [a, b, c, d, e] = p.0;
+    format!(
+        "<h2>Pentanomial counts</h2><table><tr><th>0</th><th>0.5</th><th>1</th><th>1.5</th><th>2</th></tr>\
+         <tr><td>{a}</td><td>{b}</td><td>{c}</td><td>{d}</td><td>{e}</td></tr></table>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::play::game::Termination;
+    use crate::play::tally::GameSummary;
+    use engine::types::GameResult;
+
+    fn snapshot(pairs: usize) -> Snapshot {
+        let g = |first_is_white, outcome| GameSummary {
+            first_is_white,
+            outcome,
+            termination: Termination::Checkmate,
+        };
+        let sprt = sprt::Sprt::new(0.0, 5.0, 0.05, 0.05, sprt::Model::Normalized).unwrap();
+        Snapshot {
+            title: "Run <x>".into(),
+            pairs: (0..pairs)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        [g(true, GameResult::WhiteWins), g(false, GameResult::Draw)]
+                    } else {
+                        [g(true, GameResult::Draw), g(false, GameResult::WhiteWins)]
+                    }
+                })
+                .collect(),
+            games_done: None,
+            total: None,
+            sprt: Some(sprt),
+            elapsed: Some(10.0),
+            shards: Vec::new(),
+            conflicts: 0,
+        }
+    }
+
+    #[test]
+    fn the_page_is_self_contained_with_both_charts() {
+        let page = render(&snapshot(20));
+        assert!(page.contains("http-equiv=\"refresh\""), "live: refreshes");
+        let decided = render(&snapshot(1000));
+        assert!(!decided.contains("http-equiv"), "decided: no refresh");
+        assert_eq!(page.matches("<svg").count(), 2);
+        assert!(page.contains("Run &lt;x&gt;"));
+        for external in ["src=", "href=", "<script", "url("] {
+            assert!(!page.contains(external), "{external}");
+        }
+        assert!(history(&snapshot(1000)).len() <= POINTS);
+        assert!(history(&snapshot(0)).is_empty());
+    }
+}

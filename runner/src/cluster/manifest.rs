@@ -1,0 +1,293 @@
+//! `RUN_DIR/manifest.json`: the immutable plan of a cluster run, written once by the
+//! coordinator before anything is submitted and read by every shard, `merge` and `status`.
+//!
+//! It holds the schema version, the spar version and the sha256 of the spar binary, the
+//! command (`match`, `sprt`, `datagen`) with all its arguments, the checked [`MatchPlan`]
+//! (engines, limits, adjudication, seed, games or SPRT bounds), every external engine's
+//! command with its sha256 (`git=`/`features=` builds copied into `RUN_DIR/engines/`), the
+//! book with its sha256, the number of shards and the output files the merge writes. A
+//! shard whose binary, engines or book differ refuses to run, naming what differs.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{CliError, CliResult};
+use crate::files::atomic::write_atomically;
+use crate::plan::MatchPlan;
+
+/// The manifest's format version.
+pub const SCHEMA: u64 = 1;
+
+/// The manifest's file name in the run directory.
+pub const FILE: &str = "manifest.json";
+
+/// A file the run depends on, with its content hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashedFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// sha256 of its content, lowercase hex.
+    pub sha256: String,
+}
+
+impl HashedFile {
+    /// Hashes `path` (made absolute against `cwd`).
+    pub fn of(path: &Path, cwd: &Path, what: &str) -> CliResult<HashedFile> {
+        let path = cwd.join(path);
+        let sha256 = sha256_file(&path)
+            .map_err(|e| CliError::usage(format!("{what} {}: {e}", path.display())))?;
+        Ok(HashedFile { path, sha256 })
+    }
+}
+
+/// An external engine of the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineFile {
+    /// The engine's seat (0 or 1).
+    pub seat: usize,
+    /// Its name.
+    pub name: String,
+    /// The executable and its hash.
+    pub file: HashedFile,
+    /// Built from `git=`/`features=` by the coordinator and copied into the run directory:
+    /// shards run this file over UCI instead of building.
+    pub built: bool,
+}
+
+/// A cluster run's plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`SCHEMA`].
+    pub schema: u64,
+    /// The spar version that wrote it.
+    pub spar_version: String,
+    /// The spar binary the shards run.
+    pub binary: HashedFile,
+    /// `match`, `sprt` or `datagen`.
+    pub command: String,
+    /// The command's arguments (its clap struct as JSON; paths relative to `cwd`).
+    pub args: serde_json::Value,
+    /// The directory the command was run in: shards and merges resolve paths against it.
+    pub cwd: PathBuf,
+    /// The coordinator's command line (for the JSON summary).
+    pub command_line: Vec<String>,
+    /// The checked plan of a match or SPRT (`None` for datagen).
+    pub plan: Option<MatchPlan>,
+    /// External engines (with `cmd=` or built), with hashes.
+    pub engines: Vec<EngineFile>,
+    /// The `--book` file, with its hash.
+    pub book: Option<HashedFile>,
+    /// Number of shards: shard I plays pairs (datagen: games) I, I+N, …
+    pub shards: u64,
+    /// CPUs per array task.
+    pub cpus_per_shard: usize,
+    /// Pairs (datagen: games) in all; `None`: until the SPRT decides.
+    pub total: Option<u64>,
+    /// Seconds since the Unix epoch when the run was planned.
+    pub created: u64,
+}
+
+impl Manifest {
+    /// The manifest's path in `dir`.
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(FILE)
+    }
+
+    /// Reads `dir/manifest.json`: a missing file, bad JSON or another schema or spar
+    /// version is a usage error naming it.
+    pub fn read(dir: &Path) -> CliResult<Manifest> {
+        let path = Manifest::path(dir);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            CliError::usage(format!(
+                "{}: {e} (give the --run-dir of a cluster run, which holds its manifest.json)",
+                path.display()
+            ))
+        })?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            CliError::usage(format!("{}: not a spar run manifest: {e}", path.display()))
+        })?;
+        let version = value.get("spar_version").and_then(|v| v.as_str());
+        let schema = value.get("schema").and_then(|v| v.as_u64());
+        if schema != Some(SCHEMA) || version != Some(env!("CARGO_PKG_VERSION")) {
+            return Err(CliError::usage(format!(
+                "{} was written by spar {} (manifest schema {}); this is spar {} (schema {SCHEMA}): \
+                 use the same spar version for the whole run, or start a new --run-dir",
+                path.display(),
+                version.unwrap_or("?"),
+                schema.map_or("?".to_string(), |s| s.to_string()),
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        serde_json::from_value(value).map_err(|e| {
+            CliError::usage(format!("{}: not a spar run manifest: {e}", path.display()))
+        })
+    }
+
+    /// Writes `dir/manifest.json` atomically.
+    pub fn write(&self, dir: &Path) -> CliResult {
+        let path = Manifest::path(dir);
+        let text = serde_json::to_string_pretty(self).expect("manifest is json") + "\n";
+        write_atomically(&path, &text)
+            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// Checks that this process runs what the manifest says: the same spar binary, external
+    /// engines and book (by sha256). The first difference is a one-line usage error.
+    pub fn verify(&self, dir: &Path) -> CliResult {
+        let manifest = Manifest::path(dir);
+        let exe = std::env::current_exe()
+            .map_err(|e| CliError::failure(format!("cannot find the spar binary: {e}")))?;
+        let mine = sha256_file(&exe)
+            .map_err(|e| CliError::failure(format!("cannot read {}: {e}", exe.display())))?;
+        if mine != self.binary.sha256 {
+            return Err(CliError::usage(format!(
+                "{}: this spar binary ({}, sha256 {}) is not the one the run was planned with \
+                 ({}, sha256 {}): run every shard with the same spar build",
+                manifest.display(),
+                exe.display(),
+                short(&mine),
+                self.binary.path.display(),
+                short(&self.binary.sha256)
+            )));
+        }
+        for e in &self.engines {
+            check_file(&manifest, &format!("engine '{}'", e.name), &e.file)?;
+        }
+        if let Some(b) = &self.book {
+            check_file(&manifest, "--book", b)?;
+        }
+        Ok(())
+    }
+}
+
+/// A file's hash against the manifest's.
+fn check_file(manifest: &Path, what: &str, f: &HashedFile) -> CliResult {
+    let now = sha256_file(&f.path).map_err(|e| {
+        CliError::usage(format!(
+            "{}: {what} {} cannot be read here: {e} (the run directory and engines must be on a \
+             filesystem every node shares)",
+            manifest.display(),
+            f.path.display()
+        ))
+    })?;
+    if now != f.sha256 {
+        return Err(CliError::usage(format!(
+            "{}: {what} {} changed since the run was planned (sha256 {} now, {} in the manifest): \
+             restore it or start a new --run-dir",
+            manifest.display(),
+            f.path.display(),
+            short(&now),
+            short(&f.sha256)
+        )));
+    }
+    Ok(())
+}
+
+/// The first 12 hex digits of a hash, for messages.
+fn short(hex: &str) -> &str {
+    &hex[..hex.len().min(12)]
+}
+
+/// The sha256 of a file's content, lowercase hex.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_matches_the_standard_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("abc");
+        std::fs::write(&f, "abc").unwrap();
+        assert_eq!(
+            sha256_file(&f).unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    fn manifest(dir: &Path) -> Manifest {
+        let exe = std::env::current_exe().unwrap();
+        Manifest {
+            schema: SCHEMA,
+            spar_version: env!("CARGO_PKG_VERSION").to_string(),
+            binary: HashedFile::of(&exe, dir, "spar").unwrap(),
+            command: "match".into(),
+            args: serde_json::json!({}),
+            cwd: dir.to_path_buf(),
+            command_line: vec!["spar".into()],
+            plan: None,
+            engines: Vec::new(),
+            book: None,
+            shards: 4,
+            cpus_per_shard: 1,
+            total: Some(10),
+            created: 0,
+        }
+    }
+
+    #[test]
+    fn a_manifest_round_trips_and_changed_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = dir.path().join("engine.sh");
+        std::fs::write(&engine, "#!/bin/sh\n").unwrap();
+        let mut m = manifest(dir.path());
+        m.engines.push(EngineFile {
+            seat: 0,
+            name: "sf".into(),
+            file: HashedFile::of(&engine, dir.path(), "engine").unwrap(),
+            built: false,
+        });
+        m.write(dir.path()).unwrap();
+        let back = Manifest::read(dir.path()).unwrap();
+        assert_eq!(back, m);
+        back.verify(dir.path()).unwrap();
+        std::fs::write(&engine, "#!/bin/sh\necho changed\n").unwrap();
+        let err = back.verify(dir.path()).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(err.message.contains("engine 'sf'"), "{}", err.message);
+        assert!(err.message.contains("changed since"), "{}", err.message);
+    }
+
+    #[test]
+    fn another_version_or_binary_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = manifest(dir.path());
+        m.spar_version = "0.0.0-old".into();
+        m.write(dir.path()).unwrap();
+        let err = Manifest::read(dir.path()).unwrap_err();
+        assert!(err.message.contains("spar 0.0.0-old"), "{}", err.message);
+        let mut m = manifest(dir.path());
+        m.binary.sha256 = "0".repeat(64);
+        let err = m.verify(dir.path()).unwrap_err();
+        assert!(err.message.contains("not the one"), "{}", err.message);
+        let err = Manifest::read(&dir.path().join("none")).unwrap_err();
+        assert!(err.message.contains("--run-dir"), "{}", err.message);
+    }
+}

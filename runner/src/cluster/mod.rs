@@ -1,0 +1,65 @@
+//! Runs that outgrow one machine: a match, SPRT or datagen run split into shards that run
+//! as the tasks of one Slurm job array (or any scheduler that can run `spar shard`).
+//!
+//! Everything lives in the run directory, on a filesystem every node shares:
+//!
+//! ```text
+//! RUN_DIR/manifest.json        the immutable plan (manifest.rs)
+//! RUN_DIR/jobs.json            the array jobs submitted (coordinator.rs)
+//! RUN_DIR/STOP                 present: every shard stops within a second
+//! RUN_DIR/engines/SEAT/spar    git=/features= builds, built once by the coordinator
+//! RUN_DIR/logs/JOB_TASK.out    the array tasks' output
+//! RUN_DIR/shards/I/            shard I's own records: results.csv (the commit record),
+//!                              games.pgn, positions (dump or datagen file), failed.json
+//! ```
+//!
+//! Pair k always plays opening k with seeds derived from (run seed, k), both games on one
+//! worker, so a pair played twice gives the same games; shard I of N plays pairs I, I+N, …
+//! and appends to its own directory only (no file is shared between nodes). `merge` and
+//! `status` read the shard records at any time.
+
+pub mod coordinator;
+pub mod html;
+pub mod manifest;
+pub mod merge;
+pub mod records;
+pub mod shard;
+pub mod slurm;
+pub mod status;
+
+use std::path::{Path, PathBuf};
+
+/// The directory of shard `index`.
+pub fn shard_dir(dir: &Path, index: u64) -> PathBuf {
+    dir.join("shards").join(index.to_string())
+}
+
+/// Shard `index`'s results CSV: the record of its finished pairs.
+pub fn shard_results(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("results.csv")
+}
+
+/// Shard `index`'s PGN.
+pub fn shard_pgn(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("games.pgn")
+}
+
+/// Shard `index`'s training positions (a match's dump, or datagen's file).
+pub fn shard_positions(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("positions")
+}
+
+/// Written by a shard that failed (its exit code and message).
+pub fn shard_failed(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("failed.json")
+}
+
+/// The file whose presence stops every shard.
+pub fn stop_file(dir: &Path) -> PathBuf {
+    dir.join("STOP")
+}
+
+/// The array tasks' output files.
+pub fn log_dir(dir: &Path) -> PathBuf {
+    dir.join("logs")
+}

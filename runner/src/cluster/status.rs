@@ -1,0 +1,394 @@
+//! `spar status RUN_DIR | RESULTS.csv`: where a run stands, at any time (also while shards
+//! run and after the coordinator died): games, W-L-D, Elo, the LLR and its bounds, an ETA,
+//! and one line per shard (pairs done, age of its last record, flagged when stalled or
+//! failed). The same picture for a local run's results CSV.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use data::results::read_results;
+use engine::types::GameResult;
+use sprt::{format, Decision, Sample, Sprt};
+
+use super::coordinator::JobsFile;
+use super::manifest::Manifest;
+use super::records::Records;
+use super::slurm;
+use crate::error::{CliError, CliResult};
+use crate::play::game::Termination;
+use crate::play::ordered::Stride;
+use crate::play::tally::{GameSummary, Tally};
+use crate::summary;
+
+/// One shard's line.
+#[derive(Clone, Debug)]
+pub struct ShardLine {
+    /// Its index.
+    pub index: u64,
+    /// Pairs (datagen: games) done.
+    pub done: u64,
+    /// Its share of a fixed-size run.
+    pub share: Option<u64>,
+    /// Seconds since its last record.
+    pub age: Option<f64>,
+    /// Its Slurm state (`RUNNING`, `PENDING`), when the queue knows it.
+    pub state: Option<String>,
+    /// No record for much longer than its pairs take.
+    pub stalled: bool,
+    /// Its failure message.
+    pub failed: Option<String>,
+}
+
+/// Everything `status` shows.
+pub struct Snapshot {
+    /// What the run is (`spar sprt dev vs base`).
+    pub title: String,
+    /// Pairs in pair order (matches), for the totals and the charts.
+    pub pairs: Vec<[GameSummary; 2]>,
+    /// Datagen: games done.
+    pub games_done: Option<u64>,
+    /// Pairs (datagen: games) in all, if fixed.
+    pub total: Option<u64>,
+    /// The SPRT.
+    pub sprt: Option<Sprt>,
+    /// Seconds the run has been going.
+    pub elapsed: Option<f64>,
+    /// Per shard (empty for a local CSV).
+    pub shards: Vec<ShardLine>,
+    /// Pairs recorded twice with different games.
+    pub conflicts: usize,
+}
+
+impl Snapshot {
+    /// The totals.
+    pub fn tally(&self) -> Tally {
+        let mut t = Tally::default();
+        for p in &self.pairs {
+            t.add_pair(*p);
+        }
+        t
+    }
+
+    /// The SPRT's decision so far.
+    pub fn decision(&self) -> Option<Decision> {
+        let tally = self.tally();
+        self.sprt.as_ref().and_then(|s| {
+            s.status(&summary::sample(&tally, s))
+                .ok()
+                .map(|st| st.decision)
+        })
+    }
+
+    /// Whether the run is over (all played, or decided).
+    pub fn finished(&self) -> bool {
+        if let Some(g) = self.games_done {
+            return self.total.is_some_and(|t| g >= t);
+        }
+        self.total.is_some_and(|t| self.pairs.len() as u64 >= t)
+            || self.decision().is_some_and(|d| d != Decision::Continue)
+    }
+
+    /// The text report.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.title.clone()];
+        if let Some(g) = self.games_done {
+            let total = self.total.map_or(String::new(), |t| format!(" of {t}"));
+            lines.push(format!("Games: {g}{total}"));
+        } else {
+            let tally = self.tally();
+            let g = &tally.games;
+            let total = self
+                .total
+                .map_or(" (until the SPRT decides)".to_string(), |t| {
+                    format!(" of {}", 2 * t)
+                });
+            lines.push(format!(
+                "Games: {}{total}, {} pairs; W-L-D {}-{}-{}",
+                g.games(),
+                tally.pairs.pairs(),
+                g.wins,
+                g.losses,
+                g.draws
+            ));
+            let sample = match &self.sprt {
+                Some(s) => summary::sample(&tally, s),
+                None => Sample::Pentanomial(tally.pairs),
+            };
+            if g.games() > 0 {
+                let e = sample.estimate();
+                lines.push(format!(
+                    "Elo: {} ± {}, nElo: {} ± {}, LOS {:.1} %",
+                    format::number(e.elo, 2),
+                    format::number(e.elo_error, 2),
+                    format::number(e.nelo, 2),
+                    format::number(e.nelo_error, 2),
+                    100.0 * e.los
+                ));
+                lines.push(format::fastchess_ptnml(&tally.pairs));
+            }
+            if let Some(s) = &self.sprt {
+                if let Ok(st) = s.status(&sample) {
+                    let verdict = match st.decision {
+                        Decision::H1 => " - H1 accepted",
+                        Decision::H0 => " - H0 accepted",
+                        Decision::Continue => "",
+                    };
+                    lines.push(format!(
+                        "LLR: {:.2} ({:.1} %) ({:.2}, {:.2}) [{:.2}, {:.2}]{verdict}",
+                        st.llr,
+                        100.0 * s.fraction(st.llr),
+                        st.lower_bound,
+                        st.upper_bound,
+                        s.elo0(),
+                        s.elo1()
+                    ));
+                }
+            }
+        }
+        if let Some(eta) = self.eta() {
+            lines.push(format!("ETA: {}", human(eta)));
+        } else if self.finished() {
+            lines.push("Finished".to_string());
+        }
+        if self.conflicts > 0 {
+            lines.push(format!(
+                "Conflicts: {} pairs recorded twice with different games (spar merge lists them)",
+                self.conflicts
+            ));
+        }
+        for s in &self.shards {
+            lines.push(shard_text(s, self.games_done.is_some()));
+        }
+        lines
+    }
+
+    /// Seconds to the end at the rate so far (fixed size: the rest; SPRT: the forecast).
+    pub fn eta(&self) -> Option<f64> {
+        if self.finished() {
+            return None;
+        }
+        let elapsed = self.elapsed?;
+        let (done, rest) = if let Some(g) = self.games_done {
+            (g as f64, self.total? as f64 - g as f64)
+        } else {
+            let games = 2.0 * self.pairs.len() as f64;
+            let rest = match (self.total, &self.sprt) {
+                (Some(t), _) => 2.0 * t as f64 - games,
+                (None, Some(s)) => {
+                    let tally = self.tally();
+                    s.forecast(&summary::sample(&tally, s)).ok()?.expected_games
+                }
+                _ => return None,
+            };
+            (games, rest)
+        };
+        (done > 0.0 && rest.is_finite()).then(|| rest.max(0.0) * elapsed / done)
+    }
+}
+
+fn shard_text(s: &ShardLine, games: bool) -> String {
+    let unit = if games { "games" } else { "pairs" };
+    let done = match s.share {
+        Some(t) => format!("{}/{t} {unit}", s.done),
+        None => format!("{} {unit}", s.done),
+    };
+    let age = s.age.map_or("no record yet".to_string(), |a| {
+        format!("last record {} ago", human(a))
+    });
+    let mut line = format!("shard {:>3}: {done}, {age}", s.index);
+    if let Some(st) = &s.state {
+        line.push_str(&format!(", {st}"));
+    }
+    if s.stalled {
+        line.push_str(", STALLED");
+    }
+    if let Some(f) = &s.failed {
+        line.push_str(&format!(", FAILED: {f}"));
+    }
+    line
+}
+
+/// `1h02m`, `4m05s`, `12s`.
+pub fn human(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn age(t: SystemTime) -> f64 {
+    SystemTime::now()
+        .duration_since(t)
+        .unwrap_or(Duration::ZERO)
+        .as_secs_f64()
+}
+
+/// A shard counts as stalled when it has had no record for this long…
+const STALL_MIN: f64 = 120.0;
+/// …and for this many times its mean time per record.
+const STALL_FACTOR: f64 = 5.0;
+
+/// The snapshot of a cluster run.
+pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
+    let m = Manifest::read(dir)?;
+    let mut records = Records::new(dir, &m)?;
+    records.refresh()?;
+    let elapsed = (super::manifest::now_secs().saturating_sub(m.created)) as f64;
+    let jobs = JobsFile::read(dir);
+    let live = if slurm::check_tools().is_ok() && !jobs.jobs.is_empty() {
+        slurm::live_tasks(&jobs.jobs).unwrap_or_default()
+    } else {
+        Default::default()
+    };
+    let datagen = m.command == "datagen";
+    let mut shards = Vec::new();
+    for (i, r) in records.shards.iter().enumerate() {
+        let share = m
+            .total
+            .map(|t| Stride::shard(i as u64, m.shards).count_below(t));
+        let complete = share.is_some_and(|s| r.done >= s);
+        let a = r.modified.map(age);
+        let per_record = if r.done > 0 {
+            elapsed / r.done as f64
+        } else {
+            elapsed
+        };
+        let quiet_for = a.unwrap_or(elapsed);
+        shards.push(ShardLine {
+            index: i as u64,
+            done: r.done,
+            share,
+            age: a,
+            state: live.get(&(i as u64)).cloned(),
+            stalled: !complete
+                && r.failed.is_none()
+                && quiet_for > STALL_MIN
+                && quiet_for > STALL_FACTOR * per_record,
+            failed: r.failed.as_ref().map(|f| f.1.clone()),
+        });
+    }
+    let (pairs, conflicts) = records.pairs();
+    let names = match &m.plan {
+        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
+        None => ["datagen".to_string(), String::new()],
+    };
+    let sprt = m
+        .plan
+        .as_ref()
+        .and_then(|p| p.sprt.as_ref())
+        .map(|s| s.sprt())
+        .transpose()?;
+    let title = if datagen {
+        format!("Run {}: spar datagen, {} shards", dir.display(), m.shards)
+    } else {
+        format!(
+            "Run {}: spar {} {} vs {}, {} shards",
+            dir.display(),
+            m.command,
+            names[0],
+            names[1],
+            m.shards
+        )
+    };
+    Ok(Snapshot {
+        title,
+        pairs: pairs.values().map(|p| p.games).collect(),
+        games_done: datagen.then(|| records.games()),
+        total: m.total,
+        sprt,
+        elapsed: Some(elapsed),
+        shards,
+        conflicts: conflicts.len(),
+    })
+}
+
+/// The snapshot of a local run's results CSV (its run record, when there is one, gives the
+/// SPRT and the number of games).
+pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
+    let rows = read_results(path).map_err(|e| CliError::usage(e.to_string()))?;
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = super::records::complete_rows(&text, path)?;
+    let names = match rows.first() {
+        Some(r) => [r.white.clone(), r.black.clone()],
+        None => [String::new(), String::new()],
+    };
+    let mut pairs = Vec::with_capacity(complete.len());
+    let mut ms = 0u64;
+    for ([a, b], _) in &complete {
+        let mut games = [None, None];
+        for (slot, r) in games.iter_mut().zip([a, b]) {
+            ms += r.duration_ms;
+            *slot = Some(GameSummary {
+                first_is_white: r.white == names[0],
+                outcome: GameResult::from_pgn(&r.result).ok_or_else(|| {
+                    CliError::usage(format!("{}: unknown result '{}'", path.display(), r.result))
+                })?,
+                termination: Termination::from_key(&r.termination).ok_or_else(|| {
+                    CliError::usage(format!(
+                        "{}: unknown termination '{}'",
+                        path.display(),
+                        r.termination
+                    ))
+                })?,
+            });
+        }
+        pairs.push(games.map(|g| g.expect("set")));
+    }
+    let record = crate::files::run_record::read("--results", path)
+        .ok()
+        .flatten();
+    let plan: Option<crate::plan::MatchPlan> = record
+        .as_ref()
+        .and_then(|r| r.get("plan"))
+        .and_then(|p| serde_json::from_value(p.clone()).ok());
+    let sprt = plan
+        .as_ref()
+        .and_then(|p| p.sprt.as_ref())
+        .and_then(|s| s.sprt().ok());
+    let concurrency = plan.as_ref().map_or(1, |p| p.concurrency.max(1));
+    Ok(Snapshot {
+        title: format!("Results {}: {} vs {}", path.display(), names[0], names[1]),
+        pairs,
+        games_done: None,
+        total: plan.as_ref().and_then(|p| p.pairs),
+        sprt,
+        // Games are played `concurrency` at once: wall time ≈ game time / concurrency.
+        elapsed: Some(ms as f64 / 1000.0 / concurrency as f64),
+        shards: Vec::new(),
+        conflicts: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(human(12.4), "12s");
+        assert_eq!(human(245.0), "4m05s");
+        assert_eq!(human(3720.0), "1h02m");
+    }
+
+    #[test]
+    fn shard_lines_flag_stalls_and_failures() {
+        let s = ShardLine {
+            index: 2,
+            done: 5,
+            share: Some(10),
+            age: Some(300.0),
+            state: Some("RUNNING".into()),
+            stalled: true,
+            failed: None,
+        };
+        let t = shard_text(&s, false);
+        assert_eq!(
+            t,
+            "shard   2: 5/10 pairs, last record 5m00s ago, RUNNING, STALLED"
+        );
+    }
+}

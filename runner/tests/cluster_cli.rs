@@ -1,0 +1,554 @@
+//! Cluster runs on a real single-node Slurm (`ci/slurm-local.sh`): `--slurm` coordinators,
+//! `spar shard`, `spar merge`, `spar status`; the merged files against local runs, the SPRT
+//! stopping the array, a cancelled task and a killed coordinator resumed, 64 shards on one
+//! node, datagen byte for byte, and the refusals. `.ci/run` starts the cluster (and exports
+//! `SLURM_CONF`); outside CI the tests start it themselves, or skip with a notice when it
+//! cannot start. Under `CI=true` a cluster that does not start is a failure.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// `SLURM_CONF` of a running local cluster, started on first use if need be.
+fn cluster(test: &str) -> Option<String> {
+    static CONF: OnceLock<Option<String>> = OnceLock::new();
+    let conf = CONF.get_or_init(|| {
+        let works = |conf: &str| {
+            Command::new("sinfo")
+                .env("SLURM_CONF", conf)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if let Ok(c) = std::env::var("SLURM_CONF") {
+            if works(&c) {
+                return Some(c);
+            }
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/slurm-local.sh");
+        let out = Command::new("bash").args([script, "up"]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let conf = text
+            .trim()
+            .strip_prefix("export SLURM_CONF=")
+            .map(str::to_string)?;
+        (out.status.success() && works(&conf)).then_some(conf)
+    });
+    if conf.is_none() {
+        missing_client(
+            test,
+            "a local Slurm cluster (ci/slurm-local.sh up did not start one; it needs root and apt)",
+        );
+    }
+    conf.clone()
+}
+
+/// spar with the cluster's `SLURM_CONF`, in `dir`.
+fn spar_at(dir: &Path, conf: &str) -> Command {
+    let mut c = spar();
+    c.current_dir(dir).env("SLURM_CONF", conf);
+    c
+}
+
+fn run_at(dir: &Path, conf: &str, line: &str) -> Output {
+    spar_at(dir, conf)
+        .args(argv(line))
+        .output()
+        .expect("spawn spar")
+}
+
+/// Whether any `spar shard` process of the run in `run_dir` is left.
+fn shard_processes(run_dir: &Path) -> bool {
+    Command::new("pgrep")
+        .args(["-f", &format!("shard {}", run_dir.display())])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether the cluster still has a task of `job`.
+fn queued(conf: &str, job: &str) -> bool {
+    let out = Command::new("squeue")
+        .env("SLURM_CONF", conf)
+        .args(["-h", "-r", "-j", job])
+        .output()
+        .unwrap();
+    !String::from_utf8_lossy(&out.stdout).trim().is_empty()
+}
+
+fn first_job(run_dir: &Path) -> String {
+    let j = json(&run_dir.join("jobs.json"));
+    j["jobs"][0].as_str().unwrap().to_string()
+}
+
+const MATCH: &str = "match --engine name=dev option.rfp_margin=60 --engine name=base";
+
+#[test]
+fn a_sharded_match_equals_the_local_match_pair_by_pair() {
+    let Some(conf) = cluster("a_sharded_match_equals_the_local_match_pair_by_pair") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=2000 --games 200 --seed 11";
+    let o = run_at(
+        d,
+        &conf,
+        &format!("{MATCH} {each} --slurm --run-dir run --shards 4 --results s.csv --pgnout s.pgn --json s.json"),
+    );
+    let sharded = ok(&o);
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!(
+            "{MATCH} {each} --concurrency 2 --results l.csv --pgnout l.pgn --json l.json --quiet"
+        ),
+    ));
+    assert_eq!(sharded, local, "the same summary");
+    let rows = rows_without_time(&d.join("s.csv"));
+    assert_eq!(rows.len(), 201);
+    assert_eq!(
+        rows,
+        rows_without_time(&d.join("l.csv")),
+        "same games, same results"
+    );
+    assert_eq!(
+        pgn_without_time(&d.join("s.pgn")),
+        pgn_without_time(&d.join("l.pgn")),
+        "same moves"
+    );
+    let (s, l) = (json(&d.join("s.json")), json(&d.join("l.json")));
+    assert_eq!(s["ptnml"], l["ptnml"]);
+    assert_eq!(s["games"], 200);
+    // merge and status work on the run at any time, from anywhere.
+    let again = ok(&run_at(d, &conf, "merge run --results m.csv"));
+    assert_eq!(again, local);
+    assert_eq!(rows_without_time(&d.join("m.csv")), rows);
+    let status = ok(&run_at(d, &conf, "status run --html page.html"));
+    assert!(status.contains("Games: 200 of 200"), "{status}");
+    assert!(status.contains("shard   3: 25/25 pairs"), "{status}");
+    let page = std::fs::read_to_string(d.join("page.html")).unwrap();
+    assert!(
+        page.contains("<svg") && !page.contains("http-equiv"),
+        "finished: no refresh"
+    );
+    let local_status = ok(&run_at(d, &conf, "status l.csv"));
+    assert!(local_status.contains("W-L-D"), "{local_status}");
+}
+
+#[test]
+fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
+    let Some(conf) =
+        cluster("a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_at(
+        d,
+        &conf,
+        "sprt --engine name=dev option.material_mg_knight=150 --engine name=base --each nodes=5000 \
+         --slurm --run-dir run --shards 4 --json s.json",
+    );
+    let out = ok(&o);
+    assert!(out.contains("H0 was accepted"), "{out}");
+    assert_eq!(json(&d.join("s.json"))["decision"], "H0");
+    let err = stderr(&o);
+    let took: f64 = err
+        .lines()
+        .find_map(|l| l.split("no task left ").nth(1))
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no stop line in: {err}"));
+    assert!(took < 5.0, "array stopped {took} s after the decision");
+    let run_dir = d.join("run");
+    assert!(!queued(&conf, &first_job(&run_dir)), "no task left");
+    assert!(!shard_processes(&run_dir), "no spar shard process left");
+    assert!(run_dir.join("STOP").exists());
+}
+
+#[test]
+fn a_cancelled_task_and_a_killed_coordinator_resume_to_the_uninterrupted_counts() {
+    let Some(conf) =
+        cluster("a_cancelled_task_and_a_killed_coordinator_resume_to_the_uninterrupted_counts")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=3000 --games 64 --seed 5";
+    let line = format!("{MATCH} {each} --slurm --run-dir run --shards 4 --results s.csv --quiet");
+    let mut coordinator = spar_at(d, &conf)
+        .args(argv(&line))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = d.join("run");
+    // Once shard 1 has recorded a pair: cancel its task, then kill the coordinator.
+    wait_for_lines(
+        &run_dir.join("shards/1/results.csv"),
+        3,
+        Duration::from_millis(50),
+        "shard 1 records a pair",
+    );
+    let job = first_job(&run_dir);
+    let status = Command::new("scancel")
+        .env("SLURM_CONF", &conf)
+        .arg(format!("{job}_1"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let o = run_at(d, &conf, &format!("{line} --resume"));
+    ok(&o);
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{MATCH} {each} --concurrency 2 --results l.csv --quiet"),
+    ));
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv")),
+        "every pair once"
+    );
+    assert_eq!(stdout(&o), local);
+    let jobs = json(&run_dir.join("jobs.json"));
+    assert_eq!(jobs["resubmitted"]["1"], 1, "shard 1 resubmitted: {jobs}");
+    assert!(!shard_processes(&run_dir));
+}
+
+#[test]
+fn sixty_four_shards_on_one_node_run_to_completion_and_merge() {
+    let Some(conf) = cluster("sixty_four_shards_on_one_node_run_to_completion_and_merge") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=300 --games 200 --seed 2";
+    let sharded = ok(&run_at(
+        d,
+        &conf,
+        &format!("{MATCH} {each} --slurm --run-dir run --shards 64 --results s.csv --quiet"),
+    ));
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{MATCH} {each} --concurrency 2 --results l.csv --quiet"),
+    ));
+    assert_eq!(sharded, local);
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv"))
+    );
+    // Shard 63 played pairs 63; shards 36.. played one pair each (100 pairs).
+    assert_eq!(lines_in(&d.join("run/shards/63/results.csv")), 3);
+    assert_eq!(lines_in(&d.join("run/shards/0/results.csv")), 5);
+}
+
+#[test]
+fn sharded_datagen_is_byte_identical_to_the_local_run() {
+    let Some(conf) = cluster("sharded_datagen_is_byte_identical_to_the_local_run") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let opts = "--games 40 --nodes 1000 --format both --seed 9";
+    ok(&run_at(
+        d,
+        &conf,
+        &format!("datagen --out s.vf {opts} --slurm --run-dir run --shards 4 --quiet"),
+    ));
+    ok(&run_at(
+        d,
+        &conf,
+        &format!("datagen --out l.vf {opts} --quiet"),
+    ));
+    for (s, l) in [
+        ("s.vf", "l.vf"),
+        ("s.vf.txt", "l.vf.txt"),
+        ("s.vf.txt.idx", "l.vf.txt.idx"),
+    ] {
+        let (a, b) = (bytes(&d.join(s)), bytes(&d.join(l)));
+        assert!(!a.is_empty());
+        assert!(a == b, "{s} differs from {l}");
+    }
+    let status = ok(&run_at(d, &conf, "status run"));
+    assert!(status.contains("Games: 40 of 40"), "{status}");
+}
+
+#[test]
+fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
+    let Some(conf) = cluster("a_shard_refuses_a_changed_engine_and_a_bad_index") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let engine = d.join("engine.sh");
+    std::fs::write(
+        &engine,
+        format!("#!/bin/sh\nexec {} uci\n", env!("CARGO_BIN_EXE_spar")),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", path_str(&engine)])
+        .status()
+        .unwrap();
+    ok(&run_at(
+        d,
+        &conf,
+        &format!(
+            "match --engine name=ext cmd={} --engine name=base --each nodes=200 --games 4 \
+             --slurm --run-dir run --shards 2 --quiet",
+            path_str(&engine)
+        ),
+    ));
+    let manifest = json(&d.join("run/manifest.json"));
+    assert_eq!(manifest["engines"][0]["name"], "ext");
+    assert_eq!(manifest["shards"], 2);
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n# rebuilt\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    let run_dir = d.join("run");
+    let r = path_str(&run_dir);
+    usage_error(&run(&["shard", r, "--index", "0"]), "engine 'ext'");
+    usage_error(
+        &run(&["shard", r, "--index", "0"]),
+        "changed since the run was planned",
+    );
+    usage_error(&run(&["shard", r, "--index", "2"]), "out of range");
+    usage_error(
+        &run(&["shard", r, "--index", "0", "--of", "3"]),
+        "has 2 shards",
+    );
+    // A coordinator whose shards refuse stops the run with their message.
+    let line = format!(
+        "match --engine name=ext cmd={} --engine name=base --each nodes=200 --games 4 \
+         --slurm --run-dir run2 --shards 2 --quiet",
+        path_str(&engine)
+    );
+    ok(&run_at(d, &conf, &format!("{line} --plan-only")));
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n# rebuilt again\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    let o = run_at(d, &conf, &format!("{line} --resume"));
+    usage_error(&o, "refused to run");
+    assert!(
+        stderr(&o).contains("changed since the run was planned"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!shard_processes(&d.join("run2")));
+    // The engine restored, the same run resumes and completes.
+    std::fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n# rebuilt\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    let out = ok(&run_at(d, &conf, &format!("{line} --resume")));
+    assert!(out.contains("Score of ext vs base"), "{out}");
+    // An output that holds games already (a local run would append to it).
+    std::fs::write(d.join("old.pgn"), "[Event \"x\"]\n").unwrap();
+    usage_error(
+        &run_at(
+            d,
+            &conf,
+            "match --engine name=a --engine name=b --each nodes=100 --games 2 --slurm --run-dir run3 --pgnout old.pgn",
+        ),
+        "--pgnout old.pgn already holds games",
+    );
+    // The same directory again without --resume.
+    usage_error(
+        &run_at(
+            d,
+            &conf,
+            "match --engine name=a --engine name=b --each nodes=100 --games 2 --slurm --run-dir run",
+        ),
+        "already holds a run",
+    );
+}
+
+/// A manifest of another spar version, and the options that cannot be sharded: refused
+/// with one line, exit 2, before anything is submitted (no cluster needed).
+#[test]
+fn bad_cluster_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let old = d.join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(
+        old.join("manifest.json"),
+        r#"{"schema": 1, "spar_version": "0.0.1"}"#,
+    )
+    .unwrap();
+    let o = path_str(&old);
+    usage_error(&run(&["shard", o, "--index", "0"]), "written by spar 0.0.1");
+    usage_error(&run(&["merge", o]), "use the same spar version");
+    usage_error(
+        &run(&["shard", path_str(d), "--index", "0"]),
+        "manifest.json",
+    );
+    usage_error(&run(&["status", "/no/such/run"]), "no such run directory");
+    let empty_path = d.join("bin");
+    std::fs::create_dir_all(&empty_path).unwrap();
+    let base = "match --engine name=a --engine name=b --each nodes=100 --games 2";
+    let no_sbatch = spar()
+        .env("PATH", &empty_path)
+        .args(argv(&format!("{base} --slurm --run-dir {o}x")))
+        .output()
+        .unwrap();
+    usage_error(&no_sbatch, "no `sbatch` on PATH");
+    usage_errors(&[
+        (argv(&format!("{base} --run-dir {o}")), "add --slurm"),
+        (
+            argv(&format!("{base} --shards 4")),
+            "--shards belongs to a cluster run",
+        ),
+        (argv(&format!("{base} --slurm")), "--slurm needs --run-dir"),
+        (
+            argv(&format!("{base} --resume")),
+            "--resume needs --results",
+        ),
+    ]);
+    if Command::new("sbatch").arg("--version").output().is_ok() {
+        usage_errors(&[
+            (
+                argv(&format!("{base} --slurm --run-dir {o}y --concurrency 2")),
+                "--cpus-per-shard",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir /proc/spar")),
+                "not a writable directory",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir {o}z --shards 0")),
+                "--shards 0",
+            ),
+            (
+                argv(&format!(
+                    "datagen --out {o}/d.vf --positions 100 --slurm --run-dir {o}w"
+                )),
+                "--positions cannot be sharded",
+            ),
+            (
+                argv(&format!("{base} --slurm --run-dir {o}v --resume")),
+                "holds no run",
+            ),
+        ]);
+    }
+}
+
+/// `timeout -s INT` and Slurm signal the process and its group: two signals microseconds
+/// apart are one interrupt (a graceful stop with the summary), and so is SIGTERM.
+#[test]
+fn a_doubled_interrupt_and_sigterm_stop_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    for (signals, name) in [(&["-INT", "-INT"][..], "int"), (&["-TERM"][..], "term")] {
+        let out = dir.path().join(format!("{name}.vf"));
+        let child = spar()
+            .args(argv(&format!(
+                "datagen --out {} --games 100000 --nodes 2000 --concurrency 1 --quiet",
+                path_str(&out)
+            )))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while bytes(&out).len() < 100 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no game written"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = child.id().to_string();
+        // One `sh` sends them back to back.
+        let script: Vec<String> = signals.iter().map(|s| format!("kill {s} {pid}")).collect();
+        Command::new("sh")
+            .args(["-c", &script.join("; ")])
+            .status()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{name}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("Interrupted after"),
+            "{name}: a graceful stop prints the summary: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("second interrupt"), "{name}");
+    }
+}
+
+/// Without Slurm: `--plan-only` writes the manifest, the shards are run by hand (one as a
+/// Kubernetes Indexed Job pod would, by `JOB_COMPLETION_INDEX`), one of them twice (the
+/// second run finds its pairs done), and `merge` gives the local run's files.
+#[test]
+fn plan_only_shards_run_by_hand_merge_to_the_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=300 --games 12 --seed 4";
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "{MATCH} {each} --slurm --plan-only --run-dir run --shards 3 --results s.csv --pgnout s.pgn"
+        )))
+        .output()
+        .unwrap();
+    assert!(ok(&planned).contains("spar shard"), "{}", stdout(&planned));
+    let r = d.join("run");
+    let r = path_str(&r);
+    ok(&run(&["shard", r, "--index", "0", "--concurrency", "1"]));
+    let pod = spar()
+        .args(["shard", r, "--concurrency", "2"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
+    ok(&pod);
+    ok(&run(&["shard", r, "--index", "2"]));
+    ok(&run(&["shard", r, "--index", "2"]));
+    assert_eq!(
+        lines_in(&d.join("run/shards/2/results.csv")),
+        5,
+        "2 pairs, once"
+    );
+    let merged = ok(&run(&["merge", r]));
+    let local = ok(&run_in(
+        d,
+        &argv(&format!(
+            "{MATCH} {each} --results l.csv --pgnout l.pgn --quiet"
+        )),
+    ));
+    assert_eq!(merged, local);
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv"))
+    );
+    assert_eq!(
+        pgn_without_time(&d.join("s.pgn")),
+        pgn_without_time(&d.join("l.pgn"))
+    );
+}
