@@ -158,6 +158,20 @@ live_pid() {
     echo "$pid"
 }
 
+# Whether the process started as daemon $1 still exists. Unlike live_pid this does not ask
+# for the daemon's name: just after `start_daemon` the recorded PID may still be the shell
+# or setsid about to exec the daemon (a window that grows on a loaded machine), so the
+# start-up loops wait on this rather than give up at once.
+started() {
+    local f=$PIDS/$1.pid
+    [ -r "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+all_started() {
+    local d
+    for d in "${DAEMONS[@]}"; do started "$d" || return 1; done
+}
+
 all_up() {
     local d
     for d in "${DAEMONS[@]}"; do live_pid "$d" >/dev/null || return 1; done
@@ -243,7 +257,7 @@ cmd_up() {
     local i
     for ((i = 0; i < 100; i++)); do
         [ -S "$SOCKET" ] && munge -n -S "$SOCKET" 2>/dev/null | unmunge -S "$SOCKET" >/dev/null 2>&1 && break
-        live_pid munged >/dev/null || break
+        started munged || break
         sleep 0.1
     done
     if ! munge -n -S "$SOCKET" 2>/dev/null | unmunge -S "$SOCKET" >/dev/null 2>&1; then
@@ -257,7 +271,7 @@ cmd_up() {
     for ((i = 0; i < 300; i++)); do
         state=$(node_state || true)
         [ "$state" = idle ] && break
-        all_up || break
+        all_started || break
         sleep 0.1
     done
     if [ "$state" != idle ]; then
