@@ -47,7 +47,7 @@ mod trace;
 mod weights;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use trace::{trace, EvalTrace};
 pub use weights::EvalWeights;

@@ -20,8 +20,9 @@ const FENS: &[&str] = &[
     "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1",
 ];
 
-/// The colour-flipped mirror of a FEN: ranks reversed, colours and side to move swapped.
-fn mirror_fen(fen: &str) -> String {
+/// The colour-flipped mirror of a FEN: ranks reversed, colours and side to move swapped
+/// (the NNUE tests use it too).
+pub(crate) fn mirror_fen(fen: &str) -> String {
     let fields: Vec<&str> = fen.split_whitespace().collect();
     let swap = |s: &str| -> String {
         s.chars()

@@ -10,7 +10,7 @@
 use super::net::Net;
 use super::simd::{flat, flat_mut, Lanes};
 use crate::position::Position;
-use crate::types::{CastleSide, Color, Move, MoveKind, Piece, PieceType, Rank, Square};
+use crate::types::{CastleSide, Color, Move, MoveKind, Piece, PieceType, Square};
 
 /// The pieces a move takes away from and puts on squares (at most two of each: castling
 /// moves king and rook, en passant and captures remove two pieces).
@@ -61,15 +61,10 @@ impl Delta {
         match mv.kind() {
             MoveKind::Castle => {
                 let rook = Piece::new(us, PieceType::Rook);
-                let side = if to > from {
-                    CastleSide::King
-                } else {
-                    CastleSide::Queen
-                };
-                let back = Rank::First.relative_to(us);
+                let (king_to, rook_to) = CastleSide::targets(us, from, to);
                 d.sub(rook, to);
-                d.add(piece, Square::new(side.king_target(), back));
-                d.add(rook, Square::new(side.rook_target(), back));
+                d.add(piece, king_to);
+                d.add(rook, rook_to);
             }
             MoveKind::EnPassant => {
                 d.sub(

@@ -181,39 +181,7 @@ fn scalar_and_simd_evaluations_agree_exactly() {
 
 /// The position with colours swapped and the board flipped top to bottom.
 fn mirror(pos: &Position) -> Position {
-    let fen = pos.to_fen();
-    let fields: Vec<&str> = fen.split_whitespace().collect();
-    let swap_case = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_uppercase() {
-                    c.to_ascii_lowercase()
-                } else {
-                    c.to_ascii_uppercase()
-                }
-            })
-            .collect()
-    };
-    let board: Vec<String> = fields[0].split('/').rev().map(swap_case).collect();
-    let side = if fields[1] == "w" { "b" } else { "w" };
-    let castling = if fields[2] == "-" {
-        "-".to_string()
-    } else {
-        swap_case(fields[2])
-    };
-    let ep = match fields[3] {
-        "-" => "-".to_string(),
-        sq => {
-            let rank = 9 - sq[1..].parse::<u32>().unwrap();
-            format!("{}{rank}", &sq[..1])
-        }
-    };
-    let text = format!(
-        "{} {side} {castling} {ep} {} {}",
-        board.join("/"),
-        fields[4],
-        fields[5]
-    );
+    let text = crate::eval::tests::mirror_fen(&pos.to_fen());
     let mut m = Position::from_fen(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
     m.set_chess960(pos.is_chess960());
     m

@@ -305,16 +305,11 @@ impl Position {
         match mv.kind() {
             MoveKind::Castle => {
                 let rook = Piece::new(us, PieceType::Rook);
-                let side = if to > from {
-                    CastleSide::King
-                } else {
-                    CastleSide::Queen
-                };
-                let back = Rank::First.relative_to(us);
+                let (king_to, rook_to) = CastleSide::targets(us, from, to);
                 self.remove(piece, from);
                 self.remove(rook, to);
-                self.put(piece, Square::new(side.king_target(), back));
-                self.put(rook, Square::new(side.rook_target(), back));
+                self.put(piece, king_to);
+                self.put(rook, rook_to);
                 self.castling.clear(us);
             }
             MoveKind::EnPassant => {

@@ -1,6 +1,6 @@
 //! Castling rights, stored as the files of the castling rooks (so Chess960 needs no special case).
 
-use super::{Color, File};
+use super::{Color, File, Rank, Square};
 
 /// Kingside (towards the h-file) or queenside.
 #[repr(u8)]
@@ -30,6 +30,23 @@ impl CastleSide {
             CastleSide::King => File::F,
             CastleSide::Queen => File::D,
         }
+    }
+
+    /// Where king and rook end when `us` castles king-takes-rook from `king` with the rook
+    /// on `rook` (the side follows from which of the two is further towards the h-file):
+    /// `(king target, rook target)`.
+    #[inline(always)]
+    pub fn targets(us: Color, king: Square, rook: Square) -> (Square, Square) {
+        let side = if rook > king {
+            CastleSide::King
+        } else {
+            CastleSide::Queen
+        };
+        let back = Rank::First.relative_to(us);
+        (
+            Square::new(side.king_target(), back),
+            Square::new(side.rook_target(), back),
+        )
     }
 }
 
