@@ -116,8 +116,14 @@ impl Snapshot {
             };
             if g.games() > 0 {
                 let e = sample.estimate();
+                // Say which counts the error bar comes from: the cutechess-style line of a
+                // match summary uses games (trinomial), so the two can differ.
+                let counts = match sample {
+                    Sample::Trinomial(_) => "from games",
+                    Sample::Pentanomial(_) => "from pairs",
+                };
                 lines.push(format!(
-                    "Elo: {} ± {}, nElo: {} ± {}, LOS {:.1} %",
+                    "Elo ({counts}): {} ± {}, nElo: {} ± {}, LOS {:.1} %",
                     format::number(e.elo, 2),
                     format::number(e.elo_error, 2),
                     format::number(e.nelo, 2),
