@@ -154,14 +154,7 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
     }
     let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
     args.run.concurrency = Some(cpus);
-    let dump_spec = args
-        .files
-        .dump_positions
-        .as_deref()
-        .map(parse_spec)
-        .transpose()
-        .map_err(CliError::usage)?;
-    check_paths(&args, dump_spec.as_ref())?;
+    let dump_spec = checked_paths(&args)?;
     if !args.files.resume {
         // The merge writes these whole; a local run would append to them.
         let mut outputs: Vec<(&str, std::path::PathBuf)> = Vec::new();
@@ -224,15 +217,8 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
 fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
     let started = Instant::now();
     let quiet = args.run.quiet;
-    let dump_spec = args
-        .files
-        .dump_positions
-        .as_deref()
-        .map(parse_spec)
-        .transpose()
-        .map_err(CliError::usage)?;
     // Before the plan: building it reads the engines' parameter files and the book.
-    check_paths(&args, dump_spec.as_ref())?;
+    let dump_spec = checked_paths(&args)?;
     let (plan, mut run) = plan(&args, is_sprt)?;
     let fields = record_fields(&plan, args.files.pgnout.is_some(), dump_spec.as_ref());
     let stored = match &args.files.results {
@@ -433,6 +419,19 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
         None if interrupted => Err(CliError::interrupted()),
         None => Ok(()),
     }
+}
+
+/// The `--dump-positions` spec, after [`check_paths`] of every file the match touches.
+fn checked_paths(args: &MatchArgs) -> CliResult<Option<DumpSpec>> {
+    let dump_spec = args
+        .files
+        .dump_positions
+        .as_deref()
+        .map(parse_spec)
+        .transpose()
+        .map_err(CliError::usage)?;
+    check_paths(args, dump_spec.as_ref())?;
+    Ok(dump_spec)
 }
 
 /// Every file the match reads or writes: no output is another input or output, and every
