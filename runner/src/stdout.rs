@@ -24,6 +24,35 @@ pub fn print_lines<S: AsRef<str>>(lines: &[S]) -> CliResult {
     print(&text)
 }
 
+/// Progress lines of a long run (train, texel): a failed write (`| head` closed the pipe)
+/// does not stop the run, whose files still get written; the first error is kept and
+/// returned at the end by [`Lines::finish`].
+#[derive(Default)]
+pub struct Lines {
+    error: Option<CliError>,
+}
+
+impl Lines {
+    /// Prints `text` and a newline, unless an earlier write failed.
+    pub fn say(&mut self, text: String) {
+        if self.error.is_none() {
+            if let Err(e) = print(&(text + "\n")) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The first write error, if any.
+    pub fn finish(self) -> CliResult {
+        self.error.map_or(Ok(()), Err)
+    }
+
+    /// The first write error, or else `otherwise`.
+    pub fn error_or(self, otherwise: CliError) -> CliError {
+        self.error.unwrap_or(otherwise)
+    }
+}
+
 /// The error for a failed write to stdout.
 pub fn write_error(e: io::Error) -> CliError {
     if e.kind() == io::ErrorKind::BrokenPipe {

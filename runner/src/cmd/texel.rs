@@ -152,14 +152,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     check.check()?;
     // Standard output gone (`| head`): the epochs go on and the weights are written; the
     // error is returned at the end.
-    let mut print_error: Option<CliError> = None;
-    let mut say = |text: String| {
-        if print_error.is_none() {
-            if let Err(e) = stdout::print(&(text + "\n")) {
-                print_error = Some(e);
-            }
-        }
-    };
+    let mut out = stdout::Lines::default();
 
     let t0 = Instant::now();
     let mut data = Dataset::new();
@@ -196,7 +189,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     let held_note = validation
         .as_ref()
         .map_or(String::new(), |v| format!(" (+{} held out)", v.len()));
-    say(format!(
+    out.say(format!(
         "Positions: {}{held_note}  (loaded in {:.1} s)  K = {k:.4}  Error = {e0:.6} (start weights)",
         data.len(),
         t0.elapsed().as_secs_f64()
@@ -225,12 +218,12 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     let on_epoch = |epoch: u32, error: f64, rate: f64, w: &[f64]| {
         epochs_done = epoch;
         match &validation {
-            None => say(format!(
+            None => out.say(format!(
                 "Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}"
             )),
             Some(v) => {
                 let held_out = optim::error(v, w, k);
-                say(format!(
+                out.say(format!(
                     "Epoch {epoch}  Error = {error:.6}  Rate = {rate:.4}  Validation = {held_out:.6}"
                 ));
                 if !matches!(&best, Some(b) if b.0 <= held_out) {
@@ -259,7 +252,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         return Err(e);
     }
     if let Some((_, epoch, weights)) = &best {
-        say(format!(
+        out.say(format!(
             "Keeping the weights of epoch {epoch} (lowest validation error)"
         ));
         w = weights.clone();
@@ -267,7 +260,7 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
     let tuned_params = write_outputs(&start, &w, &args.out, &rust_path)?;
     let e1 = optim::error_exact(&data, tuned_params.values(), k);
     if let Some(v) = &validation {
-        say(format!(
+        out.say(format!(
             "Validation error {:.6} (engine evaluation, rounded weights; start {:.6})",
             optim::error_exact(v, tuned_params.values(), k),
             optim::error_exact(v, &values, k)
@@ -279,22 +272,20 @@ fn run_in_pool(args: &TexelArgs) -> CliResult {
         .zip(&values)
         .filter(|(a, b)| a != b)
         .count();
-    say(format!(
+    out.say(format!(
         "Final error {e1:.6} (engine evaluation, rounded weights; start {e0:.6}); {changed} weights changed; {:.1} s",
         t0.elapsed().as_secs_f64()
     ));
-    say(format!(
+    out.say(format!(
         "Wrote {} and {}",
         args.out.display(),
         rust_path.display()
     ));
-    say(format!(
+    out.say(format!(
         "Check it: spar sprt --engine name=tuned params={} --engine name=base --each nodes=5000 --elo0 0 --elo1 5",
         args.out.display()
     ));
-    if let Some(e) = print_error {
-        return Err(e);
-    }
+    out.finish()?;
     if abort.load(Ordering::SeqCst) {
         return Err(CliError {
             message: format!(

@@ -185,14 +185,7 @@ pub fn run(args: TrainArgs) -> CliResult {
         }
     }
 
-    let mut print_error: Option<CliError> = None;
-    let mut say = |text: String| {
-        if print_error.is_none() {
-            if let Err(e) = stdout::print(&(text + "\n")) {
-                print_error = Some(e);
-            }
-        }
-    };
+    let mut out = stdout::Lines::default();
 
     let t0 = Instant::now();
     let filter = Filter {
@@ -201,7 +194,7 @@ pub fn run(args: TrainArgs) -> CliResult {
     let tmp_dir = parent_dir(&args.out);
     let (train, counts) =
         PackedFile::convert("--data", &args.data, filter, tmp_dir).map_err(CliError::usage)?;
-    say(format!("data: {}", counts.summary()));
+    out.say(format!("data: {}", counts.summary()));
     if train.is_empty() {
         return Err(CliError::usage(
             "--data: no positions left to train on; give more data or raise --max-score",
@@ -212,7 +205,7 @@ pub fn run(args: TrainArgs) -> CliResult {
     } else {
         let (v, counts) = PackedFile::convert("--validation", &args.validation, filter, tmp_dir)
             .map_err(CliError::usage)?;
-        say(format!("validation: {}", counts.summary()));
+        out.say(format!("validation: {}", counts.summary()));
         if v.is_empty() {
             return Err(CliError::usage(
                 "--validation: no positions left; give other files or leave it out",
@@ -220,7 +213,7 @@ pub fn run(args: TrainArgs) -> CliResult {
         }
         Some(v)
     };
-    say(format!("read in {:.1} s", t0.elapsed().as_secs_f64()));
+    out.say(format!("read in {:.1} s", t0.elapsed().as_secs_f64()));
 
     let options = RunOptions {
         hidden: args.hidden,
@@ -252,7 +245,7 @@ pub fn run(args: TrainArgs) -> CliResult {
         .map_err(|e| CliError::failure(format!("cannot start {threads} threads: {e}")))?;
     let mut trainer = Trainer::new(options, resume, threads);
     if trainer.state.epoch > 0 {
-        say(format!(
+        out.say(format!(
             "resuming after epoch {} of {}",
             trainer.state.epoch, args.epochs
         ));
@@ -285,12 +278,12 @@ pub fn run(args: TrainArgs) -> CliResult {
             result.map_err(|e| CliError::failure(format!("reading the packed data: {e}")))?;
         let Some(loss) = loss else {
             progress.finish();
-            say(format!(
+            out.say(format!(
                 "interrupted in epoch {}; `--resume` continues after epoch {}",
                 epoch + 1,
                 epoch
             ));
-            return Err(print_error.unwrap_or_else(CliError::interrupted));
+            return Err(out.error_or(CliError::interrupted()));
         };
         let secs = t.elapsed().as_secs_f64();
         trained += n;
@@ -313,7 +306,7 @@ pub fn run(args: TrainArgs) -> CliResult {
         })?;
         kill_point::record_written();
         progress.set_message("");
-        say(format!(
+        out.say(format!(
             "epoch {}/{}  train loss {loss:.6}{val}  {:.0} positions/s  {secs:.1} s",
             epoch + 1,
             args.epochs,
@@ -323,7 +316,7 @@ pub fn run(args: TrainArgs) -> CliResult {
     progress.finish();
     if trained > 0 {
         let secs = run_start.elapsed().as_secs_f64();
-        say(format!(
+        out.say(format!(
             "trained {trained} positions in {secs:.1} s ({:.0} positions/s on {threads} threads)",
             trained as f64 / secs.max(1e-9)
         ));
@@ -341,15 +334,13 @@ pub fn run(args: TrainArgs) -> CliResult {
         .head(AGREEMENT_POSITIONS)
         .map_err(|e| CliError::failure(format!("reading the packed data: {e}")))?;
     let (mean, max) = quantise::agreement(&trainer.state.net, &net, &sample);
-    say(format!(
+    out.say(format!(
         "wrote {} (hidden {}); quantised vs float on {} {what} positions: mean |diff| {mean:.2} cp, max {max:.1} cp (tolerance: mean ≤ {MEAN_TOLERANCE_CP} cp)",
         args.out.display(),
         args.hidden,
         sample.len()
     ));
-    if let Some(e) = print_error {
-        return Err(e);
-    }
+    out.finish()?;
     if mean > MEAN_TOLERANCE_CP {
         return Err(CliError::failure(format!(
             "the quantised network differs from the float one by {mean:.2} cp on average, more than {MEAN_TOLERANCE_CP} cp; the net was written, but check the weights (a lower --lr or fewer epochs)"
