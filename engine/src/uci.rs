@@ -903,10 +903,13 @@ mod tests {
         let mut s = Session::start();
         s.send(b"uci\n");
         let got = s.until(PATIENCE, |l| l == "uciok");
-        assert!(got.contains(&"option name Eval type combo default hce var hce var nnue".into()));
+        assert!(got.contains(&"option name Eval type combo default nnue var hce var nnue".into()));
         assert!(got.contains(&"option name EvalFile type string default <embedded>".into()));
 
         s.send(b"position fen 4k3/8/8/8/8/8/8/3QK3 w - - 0 1\neval\n");
+        let nnue = s.until(PATIENCE, |l| l.starts_with("info string eval"));
+        assert!(nnue[0].ends_with("(side to move, nnue)"), "{nnue:?}");
+        s.send(b"setoption name Eval value hce\neval\n");
         let hce = s.until(PATIENCE, |l| l.starts_with("info string eval"));
         assert!(hce[0].ends_with("(side to move, hce)"), "{hce:?}");
         s.send(b"setoption name Eval value nnue\neval\n");

@@ -154,7 +154,7 @@ fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
     let o = run_at(
         d,
         &conf,
-        "sprt --engine name=dev option.material_mg_knight=150 --engine name=base --each nodes=5000 \
+        "sprt --engine name=dev option.material_mg_knight=150 --engine name=base --each nodes=5000 option.Eval=hce \
          --slurm --run-dir run --shards 4 --json s.json",
     );
     let out = ok(&o);

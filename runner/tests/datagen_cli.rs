@@ -417,12 +417,13 @@ fn nnue_self_play_is_its_own_run() {
     let dir = tempfile::tempdir().unwrap();
     let hce = dir.path().join("hce.vf");
     let nnue = dir.path().join("nnue.vf");
-    let o = datagen(&hce, &["--games", "2", "--concurrency", "1"]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let o = datagen(
-        &nnue,
-        &["--games", "2", "--concurrency", "1", "--eval", "nnue"],
+        &hce,
+        &["--games", "2", "--concurrency", "1", "--eval", "hce"],
     );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The network is the default.
+    let o = datagen(&nnue, &["--games", "2", "--concurrency", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The same openings, searched with another evaluation: other scores.
     let (h, n) = (games(&hce), games(&nnue));
@@ -431,23 +432,13 @@ fn nnue_self_play_is_its_own_run() {
     assert_eq!(h[0].start, n[0].start);
     assert_ne!(h[0].moves, n[0].moves);
     // The evaluation defines the run: a resume with the other one is refused.
-    let o = datagen(&nnue, &["--games", "4", "--resume"]);
+    let o = datagen(&nnue, &["--games", "4", "--resume", "--eval", "hce"]);
     usage_error(&o, "--eval");
     // A network file: named in the record, refused when it is not a net.
     let bad = dir.path().join("bad.nnue");
     std::fs::write(&bad, b"not a network").unwrap();
     let out = dir.path().join("bad.vf");
-    let o = datagen(
-        &out,
-        &[
-            "--games",
-            "2",
-            "--eval",
-            "nnue",
-            "--eval-file",
-            path_str(&bad),
-        ],
-    );
+    let o = datagen(&out, &["--games", "2", "--eval-file", path_str(&bad)]);
     usage_error(&o, "bad.nnue");
     assert!(!out.exists() || std::fs::metadata(&out).unwrap().len() == 0);
     let o = datagen(

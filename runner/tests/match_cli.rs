@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// Weakened: knights and bishops valued as 1.5 pawns.
+/// Weakened: knights and bishops valued as 1.5 pawns (weights of the handcrafted evaluation,
+/// so the games that use it add `option.Eval=hce`).
 const WEAK: [&str; 5] = [
     "name=weak",
     "option.material_mg_knight=150",
@@ -74,6 +75,7 @@ fn sprt_rejects_a_weakened_variant_and_accepts_the_reverse() {
         args.extend_from_slice(&[
             "--each",
             "nodes=600",
+            "option.Eval=hce",
             "--elo0",
             "0",
             "--elo1",

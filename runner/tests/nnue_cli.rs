@@ -108,7 +108,8 @@ fn bench_measures_either_evaluation_or_both() {
     assert_eq!(nodes(lines[0]), nodes(hce.trim()));
     assert_eq!(nodes(lines[1]), nodes(nnue.trim()));
     assert!(lines[1].contains("% of hce's nps"), "{both}");
-    // The default is unchanged: the handcrafted evaluation.
+    // The default is the network.
     let default = ok(&run(&argv("bench --depth 3")));
-    assert_eq!(nodes(default.trim()), nodes(hce.trim()));
+    assert_eq!(nodes(default.trim()), nodes(nnue.trim()));
+    assert_ne!(nodes(nnue.trim()), nodes(hce.trim()));
 }

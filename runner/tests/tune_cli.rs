@@ -292,6 +292,7 @@ fn texel_run_writes_weights_a_match_loads() {
             "--engine",
             "name=tuned",
             "params=w.txt",
+            "option.Eval=hce",
             "--engine",
             "name=base",
             "--each",

@@ -522,14 +522,16 @@ impl<'a> Worker<'a> {
 
         let us = pos.side_to_move();
         if !PV && !in_check {
-            // Reverse futility pruning (static null move).
+            // Reverse futility pruning (static null move), on the static evaluation itself: a
+            // transposition-table bound from a shallower search (a hanging piece it saw) does not
+            // prune here, or a quiet sacrifice such as Morphy's Ra6 is refuted unsearched.
             if track!("rfp"; depth <= self.sp.rfp_depth
-                && eval < MATE_IN_MAX
-                && eval - self.sp.rfp_margin * (depth - improving as i32) >= beta)
+                && raw_eval < MATE_IN_MAX
+                && raw_eval - self.sp.rfp_margin * (depth - improving as i32) >= beta)
             {
-                track!("rfp/eval_minus_beta"; eval - beta);
+                track!("rfp/eval_minus_beta"; raw_eval - beta);
                 track!("rfp/depth"; depth);
-                return eval;
+                return raw_eval;
             }
 
             // Null-move pruning, verified at high depth.

@@ -197,15 +197,15 @@ pub enum Evaluation {
 }
 
 impl Evaluation {
-    /// The evaluation a new searcher uses (the UCI `Eval` option's default). Flip this one
-    /// constant to make NNUE the default.
-    pub const DEFAULT: Evaluation = Evaluation::Hce;
+    /// The evaluation a new searcher uses (the UCI `Eval` option's default, and `spar
+    /// datagen --eval`'s): the network.
+    pub const DEFAULT: Evaluation = Evaluation::Nnue;
 
     /// Every evaluation, in the order the UCI combo lists them.
     pub const ALL: [Evaluation; 2] = [Evaluation::Hce, Evaluation::Nnue];
 
     /// The option value naming it: `hce` or `nnue`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Evaluation::Hce => "hce",
             Evaluation::Nnue => "nnue",

@@ -16,6 +16,7 @@ use data::book::{Book, BookOptions};
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{self, FileKind};
+use engine::search::Evaluation;
 
 use crate::cli::{BookArgs, EngineArgs, RunArgs, SlurmArgs};
 use crate::cluster::coordinator::{self, Submission};
@@ -96,12 +97,12 @@ pub struct DatagenArgs {
     /// Hash table per game, MiB.
     #[arg(long, default_value_t = 8, value_name = "MB")]
     hash: usize,
-    /// Static evaluation of the self-play engine: hce (handcrafted) or nnue (the embedded
-    /// network, or --eval-file)
-    #[arg(long, default_value = "hce", value_parser = ["hce", "nnue"])]
+    /// Static evaluation of the self-play engine: nnue (the embedded network, or --eval-file;
+    /// the engine's default) or hce (handcrafted)
+    #[arg(long, default_value = Evaluation::DEFAULT.name(), value_parser = ["hce", "nnue"])]
     eval: String,
     /// Network file for --eval nnue (default: the embedded net)
-    #[arg(long, value_name = "FILE", requires = "eval")]
+    #[arg(long, value_name = "FILE")]
     eval_file: Option<PathBuf>,
     /// Continue an interrupted run: keep the complete games in the files, drop a partial one.
     #[arg(long)]

@@ -539,6 +539,10 @@ mod tests {
                 "nodes=5 option.Eval=nnue option.material_mg_knight=150",
                 "material_mg_knight is a weight of the handcrafted evaluation, which this engine does not use",
             ),
+            (
+                "nodes=5 option.material_mg_knight=150",
+                "does not use (it evaluates with NNUE): add option.Eval=hce to it (or to --each)",
+            ),
         ] {
             let err = parse_variant(&words(w), &[], 0).unwrap_err();
             assert!(err.contains(needle), "{w}: {err}");
