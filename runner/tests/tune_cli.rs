@@ -173,6 +173,21 @@ fn parameter_files_and_bad_input() {
         &run(&["--param", "rfp_margin", "--each", "cmd=/bin/true"]),
         "builtin engine",
     );
+    // A handcrafted weight does nothing to an engine that evaluates with the network.
+    usage_error(
+        &run(&["--param", "material_mg_knight"]),
+        "material_mg_knight is a weight of the handcrafted evaluation",
+    );
+    let out = ok(&run(&[
+        "--param",
+        "material_mg_knight",
+        "--each",
+        "option.Eval=hce",
+        "--pairs-per-iteration",
+        "1",
+        "--quiet",
+    ]));
+    assert!(out.contains("material_mg_knight, "), "{out}");
 }
 
 #[test]

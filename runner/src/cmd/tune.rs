@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use engine::params::Params;
+use engine::search::Evaluation;
 
 use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
 use crate::engines::variant::Source;
@@ -191,6 +192,18 @@ pub fn run(args: TuneArgs) -> CliResult {
         return Err(CliError::usage(
             "--each: spar tune plays the builtin engine; drop cmd=/git=/features=",
         ));
+    }
+    if variant.evaluation == Evaluation::Nnue {
+        if let Some(p) = params
+            .iter()
+            .find(|p| engine::params::spec(&p.name).is_some_and(|s| s.eval))
+        {
+            return Err(CliError::usage(format!(
+                "{} is a weight of the handcrafted evaluation, which the engine does not use \
+                 (it evaluates with NNUE): add option.Eval=hce to --each",
+                p.name
+            )));
+        }
     }
     let concurrency = plan.concurrency;
     let quiet = args.run.quiet;
