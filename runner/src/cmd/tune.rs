@@ -9,7 +9,7 @@ use engine::params::Params;
 use engine::search::Evaluation;
 
 use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
-use crate::engines::variant::Source;
+use crate::engines::variant::{self, Source};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::kill_point;
@@ -198,10 +198,9 @@ pub fn run(args: TuneArgs) -> CliResult {
             .iter()
             .find(|p| engine::params::spec(&p.name).is_some_and(|s| s.eval))
         {
-            return Err(CliError::usage(format!(
-                "{} is a weight of the handcrafted evaluation, which the engine does not use \
-                 (it evaluates with NNUE): add option.Eval=hce to --each",
-                p.name
+            return Err(CliError::usage(variant::unused_weight(
+                &p.name,
+                "to --each",
             )));
         }
     }

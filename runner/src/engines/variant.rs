@@ -171,6 +171,15 @@ pub struct Variant {
     pub net: Option<Arc<Net>>,
 }
 
+/// The refusal of a handcrafted-evaluation weight for an engine that evaluates with the
+/// network, where it would change nothing; `fix` says where `option.Eval=hce` goes.
+pub fn unused_weight(weight: &str, fix: &str) -> String {
+    format!(
+        "{weight} is a weight of the handcrafted evaluation, which this engine does not use \
+         (it evaluates with NNUE): add option.Eval=hce {fix}"
+    )
+}
+
 /// Parses one `--engine` value (its words joined with `--each` words; engine words win).
 pub fn parse_variant(
     engine_words: &[String],
@@ -333,9 +342,8 @@ pub fn parse_variant(
         if evaluation == Evaluation::Nnue {
             if let Some((spec, _)) = params.changed().find(|(spec, _)| spec.eval) {
                 return Err(format!(
-                    "engine '{name}': {} is a weight of the handcrafted evaluation, which this engine does not use \
-                     (it evaluates with NNUE): add option.Eval=hce to it (or to --each)",
-                    spec.name
+                    "engine '{name}': {}",
+                    unused_weight(&spec.name, "to it (or to --each)")
                 ));
             }
         }
