@@ -139,12 +139,19 @@ impl FloatNet {
         self.params[self.params.len() - 1]
     }
 
-    /// Fills both accumulators of `p`; returns nothing, the values are in `us`/`them`.
+    /// Fills both accumulators of `p` (`us`, `them`) and its active features (`fu`, `ft`, from
+    /// each side's view); returns how many features there are.
     #[inline(always)]
-    fn accumulate(&self, p: &Packed, us: &mut [f32], them: &mut [f32]) {
+    fn accumulate(
+        &self,
+        p: &Packed,
+        fu: &mut [u16; MAX_PIECES],
+        ft: &mut [u16; MAX_PIECES],
+        us: &mut [f32],
+        them: &mut [f32],
+    ) -> usize {
         let h = self.hidden;
-        let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
-        let n = p.features(&mut fu, &mut ft);
+        let n = p.features(fu, ft);
         let w = self.feature_weights();
         us.copy_from_slice(self.feature_bias());
         them.copy_from_slice(self.feature_bias());
@@ -153,6 +160,7 @@ impl FloatNet {
             add(us, &w[a..a + h]);
             add(them, &w[b..b + h]);
         }
+        n
     }
 
     /// The output `y` for accumulators `us`, `them`.
@@ -167,15 +175,17 @@ impl FloatNet {
     pub fn forward(&self, p: &Packed) -> f32 {
         let mut us = vec![0.0; self.hidden];
         let mut them = vec![0.0; self.hidden];
-        self.accumulate(p, &mut us, &mut them);
+        let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
+        self.accumulate(p, &mut fu, &mut ft, &mut us, &mut them);
         self.output(&us, &them)
     }
 
     /// The loss `(sigmoid(y) − target)²` of each position of `batch`, summed.
     pub fn loss(&self, batch: &[Packed], wdl_weight: f32, g: &mut Grads) -> f64 {
         let mut sum = 0.0;
+        let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
         for p in batch {
-            self.accumulate(p, &mut g.acc_us, &mut g.acc_them);
+            self.accumulate(p, &mut fu, &mut ft, &mut g.acc_us, &mut g.acc_them);
             let y = self.output(&g.acc_us, &g.acc_them);
             let d = sigmoid(y) - p.target(wdl_weight);
             sum += f64::from(d * d);
@@ -191,17 +201,9 @@ impl FloatNet {
         let ow = self.output_weights();
         let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
         for p in batch {
-            let n = p.features(&mut fu, &mut ft);
-            let w = self.feature_weights();
+            let n = self.accumulate(p, &mut fu, &mut ft, &mut g.acc_us, &mut g.acc_them);
             let (us, them) = (&mut g.acc_us, &mut g.acc_them);
-            us.copy_from_slice(self.feature_bias());
-            them.copy_from_slice(self.feature_bias());
-            for (&a, &b) in fu[..n].iter().zip(&ft[..n]) {
-                let (a, b) = (usize::from(a) * h, usize::from(b) * h);
-                add(us, &w[a..a + h]);
-                add(them, &w[b..b + h]);
-            }
-            let y = screlu_dot(us, &ow[..h]) + screlu_dot(them, &ow[h..]) + self.output_bias();
+            let y = self.output(us, them);
             let s = sigmoid(y);
             let d = s - p.target(wdl_weight);
             g.loss += f64::from(d * d);
