@@ -90,7 +90,14 @@ fn main() {
     let cli = Cli::parse();
     if let Err(err) = run(cli) {
         if !err.message.is_empty() {
-            eprintln!("spar: error: {err}");
+            // One line, whatever a message carries (an engine's stderr, a tool's output).
+            let line: Vec<&str> = err
+                .message
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("spar: error: {}", line.join("; "));
         }
         std::process::exit(err.code);
     }

@@ -14,16 +14,24 @@
 //! 4. At the end (every pair played, the SPRT decided, or Ctrl-C) it writes `RUN_DIR/STOP`,
 //!    cancels the array, waits until no task is left, merges and prints what the local
 //!    command would.
+//!
+//! Nothing is left running unwatched: on *any* exit (a refusal, a failure, a Slurm tool
+//! that keeps failing or hangs) the coordinator writes STOP, cancels, merges what is there
+//! and says how to merge again and resume. A transient `squeue` failure is retried for
+//! [`SQUEUE_GIVE_UP`]. One coordinator per run directory (`coordinator.lock`, freed when
+//! it dies). Ctrl-C is handled from before the submission on, and each array's job name is
+//! unique to the run, so an array submitted by a coordinator that died before recording it
+//! is found in the queue and adopted by `--resume`, never submitted twice.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sprt::Decision;
 
-use super::manifest::{now_secs, EngineFile, HashedFile, Manifest, SCHEMA};
+use super::manifest::{now_secs, EngineFile, HashedFile, Manifest, PinnedFile, SCHEMA};
 use super::merge;
 use super::records::Records;
 use super::slurm;
@@ -31,6 +39,8 @@ use crate::cli::SlurmArgs;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::input::SMALL_FILE;
+use crate::files::lock::{self, Lock};
 use crate::interrupt;
 use crate::play::ordered::Stride;
 use crate::progress::Progress;
@@ -49,6 +59,9 @@ pub const MAX_RESUBMITS: u32 = 3;
 /// How long the coordinator waits for cancelled tasks to leave the queue.
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
 
+/// How long `squeue` may keep failing before the coordinator gives up on the run.
+pub const SQUEUE_GIVE_UP: Duration = Duration::from_secs(600);
+
 /// The checked cluster options.
 pub struct Cluster {
     /// The run directory (absolute).
@@ -61,6 +74,8 @@ pub struct Cluster {
     pub sbatch_args: Vec<String>,
     /// Write the manifest only.
     pub plan_only: bool,
+    /// The run directory's lock, held while this coordinator lives.
+    _lock: Lock,
 }
 
 /// The array jobs of a run (`RUN_DIR/jobs.json`).
@@ -78,10 +93,11 @@ impl JobsFile {
         dir.join("jobs.json")
     }
 
-    /// Reads it (empty when missing).
+    /// Reads it (empty when missing or unreadable).
     pub fn read(dir: &Path) -> JobsFile {
-        std::fs::read_to_string(JobsFile::path(dir))
+        crate::files::input::read_optional(&JobsFile::path(dir), "the jobs file", SMALL_FILE)
             .ok()
+            .flatten()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default()
     }
@@ -105,9 +121,10 @@ pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
         )
     })?;
     let shards = a.shards.unwrap_or(SlurmArgs::DEFAULT_SHARDS);
-    if shards == 0 || shards > 100_000 {
+    if shards == 0 || shards > super::manifest::MAX_SHARDS {
         return Err(CliError::usage(format!(
-            "--shards {shards}: give 1 to 100000 array tasks"
+            "--shards {shards}: give 1 to {} array tasks",
+            super::manifest::MAX_SHARDS
         )));
     }
     let cpus = a.cpus_per_shard.unwrap_or(1);
@@ -133,6 +150,10 @@ pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
     };
     std::fs::create_dir_all(&dir).map_err(unwritable)?;
     tempfile::tempfile_in(&dir).map_err(unwritable)?;
+    let lock = lock::acquire(
+        &super::coordinator_lock(&dir),
+        &format!("--run-dir {}", dir.display()),
+    )?;
     let has_manifest = Manifest::path(&dir).exists();
     if has_manifest && !resume {
         return Err(CliError::usage(format!(
@@ -152,6 +173,7 @@ pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
         cpus,
         sbatch_args: a.sbatch_args.clone(),
         plan_only: a.plan_only,
+        _lock: lock,
     })
 }
 
@@ -209,7 +231,8 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> S
 }
 
 /// Writes the manifest of a new run: built engines are copied into the run directory,
-/// external engines, the book and this spar binary are hashed.
+/// external engines, the book, every file in `files` (what names it, path: networks,
+/// parameter files) and this spar binary are hashed.
 #[allow(clippy::too_many_arguments)]
 pub fn plan_manifest(
     c: &Cluster,
@@ -219,6 +242,7 @@ pub fn plan_manifest(
     variants: &[Variant],
     built: &[bool],
     book: Option<&[String]>,
+    files: &[(String, PathBuf)],
     total: Option<u64>,
 ) -> CliResult<Manifest> {
     let cwd = std::env::current_dir()
@@ -266,6 +290,16 @@ pub fn plan_manifest(
         }
         None => None,
     };
+    let mut inputs: Vec<PinnedFile> = Vec::new();
+    for (what, path) in files {
+        let file = HashedFile::of(path, &cwd, what)?;
+        if !inputs.iter().any(|p| p.file.path == file.path) {
+            inputs.push(PinnedFile {
+                what: what.clone(),
+                file,
+            });
+        }
+    }
     let m = Manifest {
         schema: SCHEMA,
         spar_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -277,6 +311,7 @@ pub fn plan_manifest(
         plan,
         engines,
         book,
+        inputs,
         shards: c.shards,
         cpus_per_shard: c.cpus,
         total,
@@ -332,157 +367,56 @@ pub fn run(s: &Submission) -> CliResult {
             dir.display()
         )]);
     }
+    // From here on an interrupt is a graceful stop, also during the submission: the array
+    // is recorded first, then stopped.
+    let abort = interrupt::on_ctrl_c("stopping the shards and merging");
     let _ = std::fs::remove_file(super::stop_file(dir));
     // Failures of earlier attempts (a refusal the user has since fixed) are void: what
     // still fails fails again and is recorded again.
     for i in 0..m.shards {
         let _ = std::fs::remove_file(super::shard_failed(dir, i));
     }
-    let exe = m.binary.path.clone();
-    let sprt = m
-        .plan
-        .as_ref()
-        .and_then(|p| p.sprt.as_ref())
-        .map(|p| p.sprt())
-        .transpose()?;
-    let names: [String; 2] = match &m.plan {
-        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
-        None => [String::new(), String::new()],
-    };
-    let mut records = Records::new(dir, m)?;
-    records.refresh()?;
     let mut jobs = JobsFile::read(dir);
-    let submit = |indices: &[u64]| -> CliResult<String> {
-        slurm::submit(&slurm::Submit {
-            dir,
-            cwd: &m.cwd,
-            spar: &exe,
-            indices,
-            shards: m.shards,
-            cpus: m.cpus_per_shard,
-            name: &format!("spar-{}", m.command),
-            extra: &c.sbatch_args,
-        })
-    };
-    if jobs.jobs.is_empty() {
-        let todo: Vec<u64> = (0..m.shards)
-            .filter(|&i| !shard_complete(m, &records, i))
-            .collect();
-        if !todo.is_empty() {
-            let id = submit(&todo)?;
-            if !s.quiet {
-                eprintln!(
-                    "Submitted job array {id} ({} tasks, {} CPUs each); run directory {}",
-                    todo.len(),
-                    m.cpus_per_shard,
-                    dir.display()
-                );
-            }
-            jobs.jobs.push(id);
-            jobs.write(dir)?;
-        }
-    } else if !s.quiet {
-        eprintln!("Reattached to job array {}", jobs.jobs.join(", "));
-    }
+    let watched = watch(s, &mut jobs, &abort);
 
-    let abort = interrupt::on_ctrl_c("stopping the shards and merging");
-    let datagen = m.command == "datagen";
-    let (unit, len) = if datagen {
-        ("games", m.total)
+    // Whatever ended the watch, no shard plays on unwatched.
+    let stopped = if jobs.jobs.is_empty() {
+        Ok(Duration::ZERO)
     } else {
-        ("games", m.total.map(|t| 2 * t))
+        stop(dir, &jobs.jobs)
     };
-    let progress = Progress::new(s.quiet, unit, len, 0);
-    let mut gone: Vec<u32> = vec![0; m.shards as usize];
-    let mut last_squeue: Option<Instant> = None;
-    let mut failure: Option<CliError> = None;
-    let mut over = finished(m, &records, sprt.as_ref());
-    loop {
-        if records.refresh()? {
-            over = finished(m, &records, sprt.as_ref());
-            if datagen {
-                progress.set_position(records.games());
-                progress.set_message(&format!("{} shards", m.shards));
-            } else {
-                let tally = records.tally();
-                progress.set_position(2 * tally.pairs.pairs());
-                let n = [names[0].as_str(), names[1].as_str()];
-                progress.set_message(&summary::status_line(tally, sprt.as_ref(), n));
-            }
-        }
-        if over || abort.load(Ordering::SeqCst) {
-            break;
-        }
-        if let Some((i, (_, msg))) = records
-            .shards
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.failed.as_ref().filter(|f| f.0 == 2).map(|f| (i, f)))
-        {
-            failure = Some(CliError::usage(format!("shard {i} refused to run: {msg}")));
-            break;
-        }
-        if last_squeue.is_none_or(|t| t.elapsed() >= SQUEUE_EVERY) {
-            last_squeue = Some(Instant::now());
-            let live = slurm::live_tasks(&jobs.jobs)?;
-            let mut again = Vec::new();
-            for i in 0..m.shards {
-                let g = &mut gone[i as usize];
-                if live.contains_key(&i) || shard_complete(m, &records, i) {
-                    *g = 0;
-                } else {
-                    *g += 1;
-                    if *g >= 2 {
-                        again.push(i);
-                        *g = 0;
-                    }
-                }
-            }
-            if !again.is_empty() {
-                if let Some(&i) = again
-                    .iter()
-                    .find(|i| jobs.resubmitted.get(i).copied().unwrap_or(0) >= MAX_RESUBMITS)
-                {
-                    let why = records.shards[i as usize]
-                        .failed
-                        .as_ref()
-                        .map_or("it left the queue without finishing".to_string(), |f| {
-                            f.1.clone()
-                        });
-                    failure = Some(CliError::failure(format!(
-                        "shard {i} failed {MAX_RESUBMITS} times, last: {why} (see {})",
-                        super::log_dir(dir).display()
-                    )));
-                    break;
-                }
-                let id = submit(&again)?;
-                for i in &again {
-                    *jobs.resubmitted.entry(*i).or_default() += 1;
-                }
-                jobs.jobs.push(id.clone());
-                jobs.write(dir)?;
-                progress.println(&format!(
-                    "Resubmitted shards {} as job array {id}",
-                    slurm::array_list(&again)
-                ));
-            }
-        }
-        std::thread::sleep(POLL);
-    }
-    progress.finish();
-    let took = stop(dir, &jobs.jobs)?;
-    if !s.quiet {
+    if let (Ok(took), false, false) = (&stopped, s.quiet, jobs.jobs.is_empty()) {
         eprintln!(
             "Stopped job array {}: no task left {:.1} s after the end of the run",
             jobs.jobs.join(", "),
             took.as_secs_f64()
         );
     }
-    let merged = merge::merge(dir, m, None)?;
-    stdout::print_lines(&merged.lines)?;
-    if let Some(e) = failure {
-        return Err(e);
+    let merged = merge::merge(dir, m, None);
+    if let Ok(merged) = &merged {
+        stdout::print_lines(&merged.lines)?;
     }
+    // What to do next: merging always works; resuming only helps a run that failed, not
+    // one refused for its input (exit 2), which must be fixed first.
+    let next = |e: CliError| CliError {
+        message: format!(
+            "{}; the shards were told to stop ({}): `spar merge {}` writes the files from what \
+             they recorded{}",
+            e.message,
+            super::stop_file(dir).display(),
+            dir.display(),
+            if e.code == 2 {
+                ""
+            } else {
+                ", and the same command with --resume continues the run"
+            }
+        ),
+        code: e.code,
+    };
+    watched.map_err(next)?;
+    stopped.map_err(next)?;
+    let merged = merged.map_err(next)?;
+    let datagen = m.command == "datagen";
     if !abort.load(Ordering::SeqCst)
         && m.total.is_some()
         && !merged.complete
@@ -508,6 +442,189 @@ pub fn run(s: &Submission) -> CliResult {
     Ok(())
 }
 
+/// Submits (or adopts) the array and watches it until the run is over, interrupted, or
+/// fails; `jobs` holds every array submitted, also when it fails.
+fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
+    let (c, m) = (s.cluster, s.manifest);
+    let dir = &c.dir;
+    let exe = m.binary.path.clone();
+    let sprt = m
+        .plan
+        .as_ref()
+        .and_then(|p| p.sprt.as_ref())
+        .map(|p| p.sprt())
+        .transpose()?;
+    let names: [String; 2] = match &m.plan {
+        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
+        None => [String::new(), String::new()],
+    };
+    let mut records = Records::new(dir, m)?;
+    records.refresh()?;
+    let name = slurm::job_name(&m.command, dir, m.created);
+    let submit = |indices: &[u64]| -> CliResult<String> {
+        slurm::submit(&slurm::Submit {
+            dir,
+            cwd: &m.cwd,
+            spar: &exe,
+            indices,
+            shards: m.shards,
+            cpus: m.cpus_per_shard,
+            name: &name,
+            extra: &c.sbatch_args,
+        })
+    };
+    // Arrays of this run that are queued but were never recorded (a coordinator killed
+    // between `sbatch` and writing jobs.json): adopted, not submitted twice.
+    let adopted: Vec<String> = slurm::jobs_named(&name)?
+        .into_iter()
+        .filter(|id| !jobs.jobs.contains(id))
+        .collect();
+    if !adopted.is_empty() {
+        jobs.jobs.extend(adopted.iter().cloned());
+        jobs.write(dir)?;
+        if !s.quiet {
+            eprintln!(
+                "Found job array {} of this run in the queue (not recorded before): adopted",
+                adopted.join(", ")
+            );
+        }
+    }
+    if jobs.jobs.is_empty() {
+        let todo: Vec<u64> = (0..m.shards)
+            .filter(|&i| !shard_complete(m, &records, i))
+            .collect();
+        if !todo.is_empty() {
+            let id = submit(&todo)?;
+            jobs.jobs.push(id.clone());
+            jobs.write(dir)?;
+            if !s.quiet {
+                eprintln!(
+                    "Submitted job array {id} ({} tasks, {} CPUs each); run directory {}",
+                    todo.len(),
+                    m.cpus_per_shard,
+                    dir.display()
+                );
+            }
+        }
+    } else if !s.quiet {
+        eprintln!("Reattached to job array {}", jobs.jobs.join(", "));
+    }
+
+    let datagen = m.command == "datagen";
+    let len = if datagen {
+        m.total
+    } else {
+        m.total.map(|t| 2 * t)
+    };
+    let progress = Progress::new(s.quiet, "games", len, 0);
+    let mut gone: Vec<u32> = vec![0; m.shards as usize];
+    let mut last_squeue: Option<Instant> = None;
+    let mut squeue_failing: Option<Instant> = None;
+    let mut over = finished(m, &records, sprt.as_ref());
+    let result = loop {
+        match records.refresh() {
+            Ok(true) => {
+                over = finished(m, &records, sprt.as_ref());
+                if datagen {
+                    progress.set_position(records.games());
+                    progress.set_message(&format!("{} shards", m.shards));
+                } else {
+                    let tally = records.tally();
+                    progress.set_position(2 * tally.pairs.pairs());
+                    let n = [names[0].as_str(), names[1].as_str()];
+                    progress.set_message(&summary::status_line(tally, sprt.as_ref(), n));
+                }
+            }
+            Ok(false) => {}
+            Err(e) => break Err(e),
+        }
+        if over || abort.load(Ordering::SeqCst) {
+            break Ok(());
+        }
+        if let Some((i, (_, msg))) = records
+            .shards
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.failed.as_ref().filter(|f| f.0 == 2).map(|f| (i, f)))
+        {
+            break Err(CliError::usage(format!("shard {i} refused to run: {msg}")));
+        }
+        if last_squeue.is_none_or(|t| t.elapsed() >= SQUEUE_EVERY) {
+            last_squeue = Some(Instant::now());
+            let live = match slurm::live_tasks(&jobs.jobs) {
+                Ok(live) => {
+                    squeue_failing = None;
+                    live
+                }
+                Err(e) => {
+                    // Transient (a busy controller, a failover): retried, the shards play on.
+                    let since = *squeue_failing.get_or_insert_with(|| {
+                        progress.println(&format!("{}; retrying", e.message));
+                        Instant::now()
+                    });
+                    if since.elapsed() >= SQUEUE_GIVE_UP {
+                        break Err(CliError::failure(format!(
+                            "{} (failing for {} s)",
+                            e.message,
+                            since.elapsed().as_secs()
+                        )));
+                    }
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            let mut again = Vec::new();
+            for i in 0..m.shards {
+                let g = &mut gone[i as usize];
+                if live.contains_key(&i) || shard_complete(m, &records, i) {
+                    *g = 0;
+                } else {
+                    *g += 1;
+                    if *g >= 2 {
+                        again.push(i);
+                        *g = 0;
+                    }
+                }
+            }
+            if !again.is_empty() {
+                if let Some(&i) = again
+                    .iter()
+                    .find(|i| jobs.resubmitted.get(i).copied().unwrap_or(0) >= MAX_RESUBMITS)
+                {
+                    let why = records.shards[i as usize]
+                        .failed
+                        .as_ref()
+                        .map_or("it left the queue without finishing".to_string(), |f| {
+                            f.1.clone()
+                        });
+                    break Err(CliError::failure(format!(
+                        "shard {i} failed {MAX_RESUBMITS} times, last: {why} (see {})",
+                        super::log_dir(dir).display()
+                    )));
+                }
+                let id = match submit(&again) {
+                    Ok(id) => id,
+                    Err(e) => break Err(e),
+                };
+                for i in &again {
+                    *jobs.resubmitted.entry(*i).or_default() += 1;
+                }
+                jobs.jobs.push(id.clone());
+                if let Err(e) = jobs.write(dir) {
+                    break Err(e);
+                }
+                progress.println(&format!(
+                    "Resubmitted shards {} as job array {id}",
+                    slurm::array_list(&again)
+                ));
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    progress.finish();
+    result
+}
+
 /// Stops every shard: `RUN_DIR/STOP`, `scancel`, and a wait until no task is left; returns
 /// how long that took.
 pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
@@ -519,16 +636,21 @@ pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
     })?;
     slurm::cancel(jobs)?;
     let started = Instant::now();
+    let mut last_error = None;
     while started.elapsed() < CANCEL_WAIT {
-        if slurm::live_tasks(jobs)?.is_empty() {
-            return Ok(started.elapsed());
+        // A failing squeue is retried until the wait is over.
+        match slurm::live_tasks(jobs) {
+            Ok(live) if live.is_empty() => return Ok(started.elapsed()),
+            Ok(_) => {}
+            Err(e) => last_error = Some(e.message),
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     Err(CliError::failure(format!(
-        "the tasks of job array {} did not leave the queue within {} s of scancel",
+        "the tasks of job array {} did not leave the queue within {} s of scancel{}",
         jobs.join(", "),
-        CANCEL_WAIT.as_secs()
+        CANCEL_WAIT.as_secs(),
+        last_error.map_or(String::new(), |e| format!(" (last: {e})"))
     )))
 }
 

@@ -5,8 +5,13 @@
 //! command (`match`, `sprt`, `datagen`) with all its arguments, the checked [`MatchPlan`]
 //! (engines, limits, adjudication, seed, games or SPRT bounds), every external engine's
 //! command with its sha256 (`git=`/`features=` builds copied into `RUN_DIR/engines/`), the
-//! book with its sha256, the number of shards and the output files the merge writes. A
-//! shard whose binary, engines or book differ refuses to run, naming what differs.
+//! book with its sha256, every other file an engine word, engine option or argument names
+//! (a network, a `params=` file, datagen's `--eval-file`) with its sha256, the number of
+//! shards and the output files the merge writes. A shard whose binary, engines, book or any
+//! of those files differ refuses to run, naming what differs.
+//!
+//! A manifest is read as untrusted input: bounded in size, and every field a reader sizes
+//! or divides by checked ([`Manifest::validate`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,10 +21,18 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::input::{read_text_bounded, SMALL_FILE};
 use crate::plan::MatchPlan;
 
 /// The manifest's format version.
 pub const SCHEMA: u64 = 1;
+
+/// The most shards a run may have (`--shards`).
+pub const MAX_SHARDS: u64 = 100_000;
+
+/// The most pairs (datagen: games) a run may have: far beyond any real run, small enough
+/// that counts and byte offsets never overflow.
+pub const MAX_TOTAL: u64 = 1 << 40;
 
 /// The manifest's file name in the run directory.
 pub const FILE: &str = "manifest.json";
@@ -41,6 +54,40 @@ impl HashedFile {
             .map_err(|e| CliError::usage(format!("{what} {}: {e}", path.display())))?;
         Ok(HashedFile { path, sha256 })
     }
+}
+
+/// A file an engine word, engine option or argument names, pinned by its hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedFile {
+    /// What names it (`engine 'dev' option.EvalFile`, `--eval-file`).
+    pub what: String,
+    /// The file and its hash.
+    pub file: HashedFile,
+}
+
+/// The files named by engine words (`params=FILE`, and `option.NAME=VALUE` whose value is
+/// an existing regular file: a network, a book, any file an external engine's option
+/// takes), as (what names it, path). Values that are no file (numbers, words, directories)
+/// are not files.
+pub fn files_in_words(engine: &str, words: &[String], cwd: &Path) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    for w in words {
+        let (what, value) = if let Some(v) = w.strip_prefix("params=") {
+            ("params=".to_string(), v)
+        } else if let Some((name, v)) = w.strip_prefix("option.").and_then(|o| o.split_once('=')) {
+            (format!("option.{name}"), v)
+        } else {
+            continue;
+        };
+        if value.is_empty() {
+            continue;
+        }
+        let path = cwd.join(value);
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            files.push((format!("{engine} {what}"), path));
+        }
+    }
+    files
 }
 
 /// An external engine of the run.
@@ -80,6 +127,9 @@ pub struct Manifest {
     pub engines: Vec<EngineFile>,
     /// The `--book` file, with its hash.
     pub book: Option<HashedFile>,
+    /// Every other file the run reads (networks, parameter files), with its hash.
+    #[serde(default)]
+    pub inputs: Vec<PinnedFile>,
     /// Number of shards: shard I plays pairs (datagen: games) I, I+N, …
     pub shards: u64,
     /// CPUs per array task.
@@ -100,12 +150,13 @@ impl Manifest {
     /// version is a usage error naming it.
     pub fn read(dir: &Path) -> CliResult<Manifest> {
         let path = Manifest::path(dir);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            CliError::usage(format!(
-                "{}: {e} (give the --run-dir of a cluster run, which holds its manifest.json)",
+        if !path.exists() {
+            return Err(CliError::usage(format!(
+                "{}: no such file (give the --run-dir of a cluster run, which holds its manifest.json)",
                 path.display()
-            ))
-        })?;
+            )));
+        }
+        let text = read_text_bounded(&path, "the run manifest", SMALL_FILE)?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             CliError::usage(format!("{}: not a spar run manifest: {e}", path.display()))
         })?;
@@ -121,9 +172,63 @@ impl Manifest {
                 env!("CARGO_PKG_VERSION")
             )));
         }
-        serde_json::from_value(value).map_err(|e| {
+        let m: Manifest = serde_json::from_value(value).map_err(|e| {
             CliError::usage(format!("{}: not a spar run manifest: {e}", path.display()))
-        })
+        })?;
+        m.validate().map_err(|why| {
+            CliError::usage(format!(
+                "{}: not a valid run manifest: {why} (it was changed by hand or damaged: \
+                 restore it, or start a new --run-dir)",
+                path.display()
+            ))
+        })?;
+        Ok(m)
+    }
+
+    /// Checks the fields that readers size, index or divide by: the command, the number
+    /// of shards, CPUs per shard, the total, and a match's plan.
+    pub fn validate(&self) -> Result<(), String> {
+        if !["match", "sprt", "datagen"].contains(&self.command.as_str()) {
+            return Err(format!("unknown command '{}'", self.command));
+        }
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(format!("shards {} (1 to {MAX_SHARDS})", self.shards));
+        }
+        if self.cpus_per_shard == 0 || self.cpus_per_shard > 1 << 16 {
+            return Err(format!("cpus_per_shard {}", self.cpus_per_shard));
+        }
+        match self.total {
+            Some(t) if t == 0 || t > MAX_TOTAL => return Err(format!("total {t}")),
+            None if self.command != "sprt" => {
+                return Err(format!("no total for a `{}` run", self.command))
+            }
+            _ => {}
+        }
+        if self.command == "datagen" {
+            return Ok(());
+        }
+        let plan = self
+            .plan
+            .as_ref()
+            .ok_or_else(|| format!("a `{}` run without its plan", self.command))?;
+        if plan.engines.len() != 2 {
+            return Err(format!("{} engines (a match has two)", plan.engines.len()));
+        }
+        if plan.engines[0].name == plan.engines[1].name {
+            return Err("two engines of the same name".to_string());
+        }
+        if self.command == "sprt" && plan.sprt.is_none() {
+            return Err("an sprt run without its bounds".to_string());
+        }
+        if self.total.is_none() && plan.sprt.is_none() {
+            return Err("no total and no SPRT".to_string());
+        }
+        for e in &self.engines {
+            if e.seat > 1 {
+                return Err(format!("engine seat {}", e.seat));
+            }
+        }
+        Ok(())
     }
 
     /// Writes `dir/manifest.json` atomically.
@@ -158,6 +263,9 @@ impl Manifest {
         }
         if let Some(b) = &self.book {
             check_file(&manifest, "--book", b)?;
+        }
+        for p in &self.inputs {
+            check_file(&manifest, &p.what, &p.file)?;
         }
         Ok(())
     }
@@ -238,13 +346,14 @@ mod tests {
             schema: SCHEMA,
             spar_version: env!("CARGO_PKG_VERSION").to_string(),
             binary: HashedFile::of(&exe, dir, "spar").unwrap(),
-            command: "match".into(),
+            command: "datagen".into(),
             args: serde_json::json!({}),
             cwd: dir.to_path_buf(),
             command_line: vec!["spar".into()],
             plan: None,
             engines: Vec::new(),
             book: None,
+            inputs: Vec::new(),
             shards: 4,
             cpus_per_shard: 1,
             total: Some(10),
@@ -273,6 +382,58 @@ mod tests {
         assert_eq!(err.code, 2);
         assert!(err.message.contains("engine 'sf'"), "{}", err.message);
         assert!(err.message.contains("changed since"), "{}", err.message);
+    }
+
+    #[test]
+    fn absurd_fields_and_changed_inputs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (field, value, why) in [
+            ("shards", serde_json::json!(0), "shards 0"),
+            (
+                "shards",
+                serde_json::json!(u64::MAX),
+                "shards 18446744073709551615",
+            ),
+            ("cpus_per_shard", serde_json::json!(0), "cpus_per_shard 0"),
+            ("total", serde_json::json!(0), "total 0"),
+            ("total", serde_json::Value::Null, "no total"),
+            ("command", serde_json::json!("rm"), "unknown command"),
+        ] {
+            let mut v = serde_json::to_value(manifest(dir.path())).unwrap();
+            v[field] = value;
+            std::fs::write(Manifest::path(dir.path()), v.to_string()).unwrap();
+            let err = Manifest::read(dir.path()).unwrap_err();
+            assert_eq!(err.code, 2);
+            assert!(err.message.contains(why), "{field}: {}", err.message);
+        }
+        let mut v = serde_json::to_value(manifest(dir.path())).unwrap();
+        v["command"] = "match".into();
+        std::fs::write(Manifest::path(dir.path()), v.to_string()).unwrap();
+        let err = Manifest::read(dir.path()).unwrap_err();
+        assert!(err.message.contains("without its plan"), "{}", err.message);
+
+        let net = dir.path().join("a.nnue");
+        std::fs::write(&net, "net one").unwrap();
+        let words = ["nodes=5".to_string(), "option.EvalFile=a.nnue".to_string()];
+        let named = files_in_words("engine 'dev'", &words, dir.path());
+        assert_eq!(
+            named,
+            [("engine 'dev' option.EvalFile".to_string(), net.clone())]
+        );
+        let mut m = manifest(dir.path());
+        m.inputs.push(PinnedFile {
+            what: named[0].0.clone(),
+            file: HashedFile::of(&net, dir.path(), "x").unwrap(),
+        });
+        m.verify(dir.path()).unwrap();
+        std::fs::write(&net, "net two").unwrap();
+        let err = m.verify(dir.path()).unwrap_err();
+        assert!(
+            err.message.contains("engine 'dev' option.EvalFile")
+                && err.message.contains("changed since"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -19,7 +19,9 @@ use crate::cli::OutputArgs;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::{write_atomically, write_bytes_atomically};
 use crate::files::match_files::game_ends as pgn_game_ends;
+use crate::files::paths::PathCheck;
 use crate::files::position_dump::parse_spec;
+use crate::files::run_record;
 use crate::play::ordered::Stride;
 use crate::summary::{self, MatchInfo, OutputFormat};
 
@@ -52,6 +54,79 @@ pub struct Merged {
 /// Where a path of the run's arguments is, from here.
 fn at(manifest: &Manifest, p: &Path) -> PathBuf {
     manifest.cwd.join(p)
+}
+
+/// Every file a merge of the run writes, with the flag that names it: a match's outputs
+/// (the run's own, or `files` when given) with the run record of its results CSV and the
+/// files of its position dump; datagen's `--out` files.
+pub fn outputs(
+    manifest: &Manifest,
+    files: Option<&OutputArgs>,
+) -> CliResult<Vec<(String, PathBuf)>> {
+    let bad = |e: String| CliError::usage(format!("{}: {e}", manifest.cwd.display()));
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    let mut training = |flag: &str, format: Format, path: &Path| {
+        let p = format.paths(path);
+        for f in [p.viriformat, p.text, p.index].into_iter().flatten() {
+            out.push((flag.to_string(), at(manifest, &f)));
+        }
+    };
+    if manifest.command == "datagen" {
+        let o: DatagenOutputs =
+            serde_json::from_value(manifest.args.clone()).map_err(|e| bad(e.to_string()))?;
+        let format = Format::parse(o.format.as_deref().unwrap_or("viriformat")).map_err(bad)?;
+        if let Some(f) = &o.out {
+            training("--out", format, f);
+        }
+        return Ok(out);
+    }
+    let run: MatchOutputs =
+        serde_json::from_value(manifest.args.clone()).map_err(|e| bad(e.to_string()))?;
+    if let Some(words) = &run.files.dump_positions {
+        let spec = parse_spec(words).map_err(CliError::usage)?;
+        training("--dump-positions", spec.format, &spec.path);
+    }
+    let files = files.unwrap_or(&run.files);
+    if let Some(r) = &files.results {
+        out.push(("--results".into(), at(manifest, r)));
+        out.push((
+            "--results record".into(),
+            run_record::path_for(&at(manifest, r)),
+        ));
+    }
+    if let Some(p) = &files.pgnout {
+        out.push(("--pgnout".into(), at(manifest, p)));
+    }
+    if let Some(j) = &files.json {
+        out.push(("--json".into(), at(manifest, j)));
+    }
+    Ok(out)
+}
+
+/// Checks, before any work, every file a merge of the run in `dir` writes: none is a file
+/// the run owns (manifest, shard records, …) or reads (book, engines, networks), none is
+/// another output, and each can be written. A failure is a usage error (exit 2).
+pub fn check_outputs(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> CliResult {
+    let mut check = PathCheck::new();
+    check.run_dir(dir);
+    inputs_of(manifest, &mut check);
+    for (flag, path) in outputs(manifest, files)? {
+        check.output(flag, path);
+    }
+    check.check()
+}
+
+/// The files a run reads, as inputs of `check`.
+pub fn inputs_of(manifest: &Manifest, check: &mut PathCheck) {
+    if let Some(b) = &manifest.book {
+        check.input("the run's --book", &b.path);
+    }
+    for e in &manifest.engines {
+        check.input(format!("engine '{}'", e.name), &e.file.path);
+    }
+    for p in &manifest.inputs {
+        check.input(p.what.clone(), &p.file.path);
+    }
 }
 
 /// Merges the run in `dir` into the output files its command named (or `files`, when
@@ -119,7 +194,26 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
                 .unwrap_or_default();
             out.extend_from_slice(&text.as_bytes()[p.rows.0 as usize..p.rows.1 as usize]);
         }
-        write_out(&at(manifest, path), "--results", &out)?;
+        let path = at(manifest, path);
+        write_out(&path, "--results", &out)?;
+        // The record a local run keeps beside its CSV, so that `spar status` (and a local
+        // `--resume`) know the plan: the number of pairs, the SPRT.
+        let dump = outputs
+            .files
+            .dump_positions
+            .as_deref()
+            .map(parse_spec)
+            .transpose()
+            .map_err(CliError::usage)?;
+        let fields =
+            crate::cmd::matches::record_fields(plan, files.pgnout.is_some(), dump.as_ref());
+        let mut extra = serde_json::Map::new();
+        extra.insert("pgn_start".into(), 0.into());
+        extra.insert(
+            "plan".into(),
+            serde_json::to_value(plan).expect("a plan is json"),
+        );
+        run_record::write("--results", &path, &manifest.command, &fields, extra)?;
     }
     if let Some(path) = &files.pgnout {
         let mut texts = Vec::with_capacity(records.shards.len());

@@ -7,16 +7,19 @@
 //! RUN_DIR/manifest.json        the immutable plan (manifest.rs)
 //! RUN_DIR/jobs.json            the array jobs submitted (coordinator.rs)
 //! RUN_DIR/STOP                 present: every shard stops within a second
+//! RUN_DIR/coordinator.lock     held by the live coordinator (one per run directory)
 //! RUN_DIR/engines/SEAT/spar    git=/features= builds, built once by the coordinator
 //! RUN_DIR/logs/JOB_TASK.out    the array tasks' output
 //! RUN_DIR/shards/I/            shard I's own records: results.csv (the commit record),
-//!                              games.pgn, positions (dump or datagen file), failed.json
+//!                              games.pgn, positions (dump or datagen file), failed.json,
+//!                              shard.lock (held by the process playing the shard)
 //! ```
 //!
 //! Pair k always plays opening k with seeds derived from (run seed, k), both games on one
 //! worker, so a pair played twice gives the same games; shard I of N plays pairs I, I+N, …
 //! and appends to its own directory only (no file is shared between nodes). `merge` and
-//! `status` read the shard records at any time.
+//! `status` read the shard records at any time. No output of any command may be one of
+//! these files ([`owned_file`]).
 
 pub mod coordinator;
 pub mod html;
@@ -57,6 +60,33 @@ pub fn shard_failed(dir: &Path, index: u64) -> PathBuf {
 /// The file whose presence stops every shard.
 pub fn stop_file(dir: &Path) -> PathBuf {
     dir.join("STOP")
+}
+
+/// The coordinator's lock: one coordinator per run directory.
+pub fn coordinator_lock(dir: &Path) -> PathBuf {
+    dir.join("coordinator.lock")
+}
+
+/// Shard `index`'s lock: one process per shard.
+pub fn shard_lock(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("shard.lock")
+}
+
+/// What a path inside a run directory (relative to it) is, when the run owns it: the
+/// manifest, the jobs file, STOP, the coordinator's lock, anything under `shards/`,
+/// `engines/` or `logs/`. Other paths in the directory (a merged `all.csv`) are free.
+pub fn owned_file(relative: &Path) -> Option<&'static str> {
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    Some(match first {
+        manifest::FILE => "the manifest",
+        "jobs.json" => "the jobs file",
+        "STOP" => "the STOP file",
+        "coordinator.lock" => "the coordinator's lock",
+        "shards" => "a shard's record",
+        "engines" => "a built engine",
+        "logs" => "a task's log",
+        _ => return None,
+    })
 }
 
 /// The array tasks' output files.

@@ -21,6 +21,7 @@ use engine::types::GameResult;
 use super::manifest::Manifest;
 use crate::error::{CliError, CliResult};
 use crate::play::game::Termination;
+use crate::play::ordered::Stride;
 use crate::play::tally::{GameSummary, Tally};
 
 /// One complete pair as a shard recorded it.
@@ -113,6 +114,8 @@ pub struct Records {
     keep_text: bool,
     datagen: Option<(PathBuf, Format)>,
     names: [String; 2],
+    /// Pairs (datagen: games) of the run, when fixed: a record beyond it is not the run's.
+    total: Option<u64>,
     /// Per shard.
     pub shards: Vec<ShardRecord>,
     all: BTreeMap<u64, PairRecord>,
@@ -193,9 +196,55 @@ pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<RowPair>> {
     Ok(pairs)
 }
 
+/// Checks a recorded pair against the run: shard `shard` of `shards` records only its own
+/// pairs (k ≡ shard mod shards), below the run's total, between the run's two engines.
+fn check_pair(
+    row: &ResultRow,
+    other: &ResultRow,
+    (shard, shards): (u64, u64),
+    total: Option<u64>,
+    names: &[String; 2],
+    path: &Path,
+) -> CliResult {
+    let foreign = |why: String| {
+        CliError::failure(format!(
+            "{}: {why}: this is not a record of this run (a file copied in from another run?); \
+             move it away and play shard {shard} again (`spar shard RUN_DIR --index {shard}`)",
+            path.display()
+        ))
+    };
+    if row.pair % shards != shard {
+        return Err(foreign(format!(
+            "pair {} is not one of shard {shard}'s pairs ({shard}, {}, … of {shards} shards)",
+            row.pair,
+            shard + shards
+        )));
+    }
+    if let Some(t) = total.filter(|&t| row.pair >= t) {
+        return Err(foreign(format!(
+            "pair {} is beyond the run's {t} pairs",
+            row.pair
+        )));
+    }
+    if !names[0].is_empty() {
+        for r in [row, other] {
+            let ok = (r.white == names[0] && r.black == names[1])
+                || (r.white == names[1] && r.black == names[0]);
+            if !ok {
+                return Err(foreign(format!(
+                    "pair {} is {} vs {}, not a game between the run's engines {} and {}",
+                    r.pair, r.white, r.black, names[0], names[1]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a shard's failure record.
 fn read_failed(path: &Path) -> Option<(i32, String)> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text =
+        crate::files::input::read_optional(path, "a shard's failure record", 1 << 20).ok()??;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some((
         v.get("code")?.as_i64()? as i32,
@@ -228,6 +277,7 @@ impl Records {
             keep_text: false,
             datagen,
             names,
+            total: manifest.total,
             shards: vec![ShardRecord::default(); manifest.shards as usize],
             all: BTreeMap::new(),
             conflicts: Vec::new(),
@@ -266,6 +316,13 @@ impl Records {
                 let Ok(meta) = std::fs::metadata(&file) else {
                     return Ok((i, failed, None));
                 };
+                if !meta.is_file() {
+                    return Err(CliError::failure(format!(
+                        "{} is not a regular file (a device, pipe or directory): a shard's record \
+                         must be the file the shard wrote; move it away and play shard {i} again",
+                        file.display()
+                    )));
+                }
                 let stamp = (
                     meta.len(),
                     meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
@@ -340,6 +397,20 @@ impl Records {
                 Format::Viriformat => ends.viriformat.len(),
                 Format::Both => ends.text.len().min(ends.viriformat.len()),
             } as u64;
+            let n = self.shards.len() as u64;
+            if let Some(share) = self
+                .total
+                .map(|t| Stride::shard(i as u64, n).count_below(t))
+            {
+                if d.done > share {
+                    return Err(CliError::failure(format!(
+                        "{}: {} games, but shard {i} of the run plays {share}: this is not a record \
+                         of this run; move it away and play shard {i} again",
+                        path.display(),
+                        d.done
+                    )));
+                }
+            }
             return Ok(d);
         }
         let path = super::shard_results(&self.dir, i as u64);
@@ -368,7 +439,9 @@ impl Records {
         let rows = complete_rows(&text, &path)?;
         let first = if d.reset { 0 } else { prev.pairs.len() };
         d.consumed = from;
+        let n = self.shards.len() as u64;
         for (p, ([a, b], span)) in rows.iter().enumerate() {
+            check_pair(a, b, (i as u64, n), self.total, &self.names, &path)?;
             let span = (
                 (span.0 as i64 + shift) as u64,
                 (span.1 as i64 + shift) as u64,
@@ -438,51 +511,103 @@ mod tests {
         );
     }
 
+    /// Records of `shards` shards in `dir` (nothing read yet), for engines a and b.
+    fn records(dir: &Path, shards: usize, total: Option<u64>) -> Records {
+        Records {
+            dir: dir.to_path_buf(),
+            keep_text: false,
+            datagen: None,
+            names: ["a".into(), "b".into()],
+            total,
+            shards: vec![ShardRecord::default(); shards],
+            all: BTreeMap::new(),
+            conflicts: Vec::new(),
+            tally: Tally::default(),
+        }
+    }
+
+    fn write_shard(dir: &Path, i: u64, body: String) {
+        let p = super::super::shard_results(dir, i);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{HEAD}{body}")).unwrap();
+    }
+
     #[test]
     fn a_pair_recorded_twice_counts_once_and_differences_are_conflicts() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |i: u64, body: String| {
-            let p = super::super::shard_results(dir.path(), i);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, format!("{HEAD}{body}")).unwrap();
-        };
-        write(
+        // Shard 0 has pair 0 again (same games, another duration) and a different pair 2.
+        write_shard(
+            dir.path(),
             0,
-            row(0, 0, "1-0") + &row(0, 1, "1-0") + &row(2, 0, "1-0") + &row(2, 1, "0-1"),
-        );
-        // Shard 1 has pair 0 again (same games, another duration) and a different pair 2.
-        write(
-            1,
-            row(0, 0, "1-0").replace(",5\n", ",7\n")
+            row(0, 0, "1-0")
+                + &row(0, 1, "1-0")
+                + &row(2, 0, "1-0")
+                + &row(2, 1, "0-1")
+                + &row(0, 0, "1-0").replace(",5\n", ",7\n")
                 + &row(0, 1, "1-0")
                 + &row(2, 0, "0-1")
                 + &row(2, 1, "0-1"),
         );
-        let mut records = Records {
-            dir: dir.path().to_path_buf(),
-            keep_text: false,
-            datagen: None,
-            names: ["a".into(), "b".into()],
-            shards: vec![ShardRecord::default(); 2],
-            all: BTreeMap::new(),
-            conflicts: Vec::new(),
-            tally: Tally::default(),
-        };
+        write_shard(dir.path(), 1, row(1, 0, "1-0") + &row(1, 1, "0-1"));
+        let mut records = records(dir.path(), 2, None);
         assert!(records.refresh().unwrap());
         assert!(!records.refresh().unwrap(), "nothing new");
         let (pairs, conflicts) = records.pairs();
-        assert_eq!(pairs.len(), 2);
+        assert_eq!(pairs.len(), 3);
         assert_eq!(
             conflicts,
             [Conflict {
                 pair: 2,
                 kept: 0,
-                other: 1
+                other: 0
             }]
         );
         let t = records.tally();
-        assert_eq!(t.pairs.pairs(), 2);
-        assert_eq!(t.games.wins + t.games.losses + t.games.draws, 4);
+        assert_eq!(t.pairs.pairs(), 3);
+        assert_eq!(t.games.wins + t.games.losses + t.games.draws, 6);
+    }
+
+    #[test]
+    fn records_that_are_not_the_runs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (body, total, why) in [
+            // Pair 1 belongs to shard 1 of 2.
+            (
+                row(1, 0, "1-0") + &row(1, 1, "1-0"),
+                None,
+                "not one of shard 0's pairs",
+            ),
+            // The run has 4 pairs.
+            (
+                row(4, 0, "1-0") + &row(4, 1, "1-0"),
+                Some(4),
+                "beyond the run's 4 pairs",
+            ),
+            (
+                row(0, 0, "1-0") + &row(0, 1, "1-0").replace(",b,a,", ",b,x,"),
+                None,
+                "b vs x, not a game between the run's engines a and b",
+            ),
+        ] {
+            write_shard(dir.path(), 0, body);
+            let mut records = records(dir.path(), 2, total);
+            let err = records.refresh().unwrap_err();
+            assert_eq!(err.code, 1);
+            assert!(
+                err.message.contains(why) && err.message.contains("not a record of this run"),
+                "{}",
+                err.message
+            );
+        }
+        let p = super::super::shard_results(dir.path(), 0);
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let err = records(dir.path(), 2, None).refresh().unwrap_err();
+        assert!(
+            err.message.contains("not a regular file"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -490,16 +615,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = super::super::shard_results(dir.path(), 0);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        let mut records = Records {
-            dir: dir.path().to_path_buf(),
-            keep_text: false,
-            datagen: None,
-            names: ["a".into(), "b".into()],
-            shards: vec![ShardRecord::default(); 1],
-            all: BTreeMap::new(),
-            conflicts: Vec::new(),
-            tally: Tally::default(),
-        };
+        let mut records = records(dir.path(), 1, None);
         let mut text = format!("{HEAD}{}", row(0, 0, "1-0"));
         std::fs::write(&p, &text).unwrap();
         records.refresh().unwrap();

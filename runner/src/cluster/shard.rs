@@ -19,6 +19,9 @@ use crate::play::ordered::Stride;
 /// How often a shard looks for `RUN_DIR/STOP`.
 pub const STOP_POLL: Duration = Duration::from_millis(250);
 
+/// How long a shard waits for an earlier process of the same shard to let go of it.
+pub const LOCK_WAIT: Duration = Duration::from_secs(30);
+
 /// One shard of a run, ready to play.
 pub struct ShardRun {
     /// The run directory.
@@ -31,6 +34,18 @@ pub struct ShardRun {
     pub concurrency: usize,
     /// The run's plan.
     pub manifest: Manifest,
+    /// This shard's lock, held while it plays.
+    _lock: crate::files::lock::Lock,
+}
+
+/// Why a shard did not start.
+#[derive(Debug)]
+pub enum OpenError {
+    /// A wrong command line or environment, or a lock another process holds: not the
+    /// shard's failure.
+    Args(CliError),
+    /// The run's binary, engines, book or inputs differ from its manifest: recorded.
+    Refused(CliError),
 }
 
 /// Reads a variable of the environment (a closure in tests).
@@ -97,31 +112,47 @@ pub fn resolve_concurrency(concurrency: Option<usize>, env: Env) -> CliResult<us
 }
 
 impl ShardRun {
-    /// Reads and checks the manifest of `dir` for shard `index` of `of`.
+    /// Reads the manifest of `dir` for shard `index` of `of`, checks that this process runs
+    /// what it says and takes the shard's lock. Errors come in two kinds: `Err(Args(e))`,
+    /// the command line or the environment is wrong (nothing to record: the shard did not
+    /// run), and `Err(Refused(e))`, the run's files differ from its manifest (recorded as
+    /// the shard's failure, where the coordinator ends the run with its message).
     pub fn open(
         dir: &Path,
         index: Option<u64>,
         of: Option<u64>,
         concurrency: Option<usize>,
         env: Env,
-    ) -> CliResult<ShardRun> {
-        let manifest = Manifest::read(dir)?;
-        let index = resolve_index(index, env)?;
-        let count = resolve_count(of, &manifest, dir)?;
+    ) -> Result<ShardRun, OpenError> {
+        use OpenError::{Args, Refused};
+        let index = resolve_index(index, env).map_err(Args)?;
+        let concurrency = resolve_concurrency(concurrency, env).map_err(Args)?;
+        let manifest = Manifest::read(dir).map_err(Args)?;
+        let count = resolve_count(of, &manifest, dir).map_err(Args)?;
         if index >= count {
-            return Err(CliError::usage(format!(
+            return Err(Args(CliError::usage(format!(
                 "shard index {index} is out of range: the run in {} has shards 0..{}",
                 dir.display(),
                 count - 1
-            )));
+            ))));
         }
-        manifest.verify(dir)?;
-        let concurrency = resolve_concurrency(concurrency, env)?;
         let dir = std::path::absolute(dir)
-            .map_err(|e| CliError::usage(format!("--run-dir {}: {e}", dir.display())))?;
+            .map_err(|e| Args(CliError::usage(format!("{}: {e}", dir.display()))))?;
         let me = super::shard_dir(&dir, index);
-        std::fs::create_dir_all(&me)
-            .map_err(|e| CliError::failure(format!("cannot create {}: {e}", me.display())))?;
+        std::fs::create_dir_all(&me).map_err(|e| {
+            Args(CliError::failure(format!(
+                "cannot create {}: {e}",
+                me.display()
+            )))
+        })?;
+        // One process per shard: a requeued task waits for the one before to let go.
+        let lock = crate::files::lock::acquire_within(
+            &super::shard_lock(&dir, index),
+            &format!("shard {index} of {}", dir.display()),
+            LOCK_WAIT,
+        )
+        .map_err(Args)?;
+        manifest.verify(&dir).map_err(Refused)?;
         // A failure record of an earlier attempt is void once the shard runs again.
         let _ = std::fs::remove_file(super::shard_failed(&dir, index));
         Ok(ShardRun {
@@ -130,6 +161,7 @@ impl ShardRun {
             count,
             concurrency,
             manifest,
+            _lock: lock,
         })
     }
 
@@ -172,6 +204,23 @@ impl ShardRun {
                 }
                 std::thread::sleep(STOP_POLL);
             });
+    }
+
+    /// What continues this shard after an interrupt (it has no `--resume`: it always
+    /// continues its own records).
+    pub fn continue_hint(&self) -> String {
+        format!(
+            "run `spar shard {} --index {}` again to continue",
+            self.dir.display(),
+            self.index
+        )
+    }
+
+    /// What continues a run after an interrupt: the shard's command, or `--resume`.
+    pub fn how_to_continue(shard: Option<&ShardRun>) -> String {
+        shard.map_or("rerun with --resume to continue".to_string(), |s| {
+            s.continue_hint()
+        })
     }
 
     /// Records a failure of this shard for the coordinator and `status`.

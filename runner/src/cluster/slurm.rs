@@ -1,10 +1,17 @@
 //! The Slurm client tools as the coordinator uses them: `sbatch` submits one job array of
 //! `spar shard` tasks, `squeue` says which tasks are still pending or running, `scancel`
 //! stops them. No accounting (`sacct`) is needed: what a shard has done is in its records.
+//!
+//! Every call is bounded ([`timeout`]): a tool that does not answer (a controller that is
+//! down, a hung filesystem) is killed and reported, never waited on for ever. Each tool runs
+//! in its own process group, so a Ctrl-C meant for spar cannot kill an `sbatch` half-way
+//! through a submission: spar records the array first, then stops it.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::error::{CliError, CliResult};
 use crate::plan::which;
@@ -23,6 +30,100 @@ pub fn check_tools() -> CliResult {
         }
     }
     Ok(())
+}
+
+/// How long a Slurm tool may take: `SPAR_SLURM_TIMEOUT` seconds, else 120 s.
+pub fn timeout() -> Duration {
+    std::env::var("SPAR_SLURM_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_secs(120), Duration::from_secs_f64)
+}
+
+/// Runs a Slurm tool to its end or [`timeout`], whichever comes first; its output. A tool
+/// that cannot be started or does not answer in time (killed then) is a failure (exit 1)
+/// whose message says what to check.
+pub fn run_tool(mut cmd: Command) -> CliResult<Output> {
+    use std::os::unix::process::CommandExt;
+    let name = cmd.get_program().to_string_lossy().into_owned();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| CliError::failure(format!("cannot run {name}: {e}")))?;
+    let pipe = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.by_ref().take(1 << 20).read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = pipe(child.stdout.take().map(|o| Box::new(o) as _));
+    let err = pipe(child.stderr.take().map(|e| Box::new(e) as _));
+    let limit = timeout();
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < limit => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                // The whole group: a tool may have started helpers that hold the pipes.
+                let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+                let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CliError::failure(format!(
+                    "{name} did not answer within {} s (is the Slurm controller up? `scontrol ping`); \
+                     set SPAR_SLURM_TIMEOUT=SECONDS to wait longer",
+                    limit.as_secs_f64()
+                )));
+            }
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// The job name of the run in `dir` created at `created`: unique to the run, so that its
+/// arrays can be found in the queue even when spar died before it recorded them.
+pub fn job_name(command: &str, dir: &Path, created: u64) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(dir.as_os_str().as_encoded_bytes());
+    h.update(created.to_le_bytes());
+    let hex: String = h.finalize()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("spar-{command}-{hex}")
+}
+
+/// The array jobs named `name` that are still in the queue (pending, running, …).
+pub fn jobs_named(name: &str) -> CliResult<Vec<String>> {
+    let mut cmd = Command::new("squeue");
+    cmd.args(["-h", "-o", "%F", "--name", name]);
+    let out = run_tool(cmd)?;
+    if !out.status.success() {
+        return Err(CliError::failure(format!(
+            "squeue failed: {}",
+            one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    let mut ids: Vec<String> = Vec::new();
+    for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+        if id.bytes().all(|b| b.is_ascii_digit()) && !ids.iter().any(|i| i == id) {
+            ids.push(id.to_string());
+        }
+    }
+    Ok(ids)
 }
 
 /// `0-3,5,7-9`: the indices as an `--array` list.
@@ -92,9 +193,13 @@ pub fn submit(s: &Submit) -> CliResult<String> {
         .args(s.extra)
         .arg("--wrap")
         .arg(script);
-    let out = cmd
-        .output()
-        .map_err(|e| CliError::failure(format!("cannot run sbatch: {e}")))?;
+    let out = run_tool(cmd).map_err(|e| {
+        CliError::failure(format!(
+            "{}: the array may have been submitted all the same; `--resume` finds it by its \
+             job name {} (squeue --name {})",
+            e.message, s.name, s.name
+        ))
+    })?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -125,10 +230,9 @@ pub fn live_tasks(jobs: &[String]) -> CliResult<BTreeMap<u64, String>> {
     if jobs.is_empty() {
         return Ok(live);
     }
-    let out = Command::new("squeue")
-        .args(["-h", "-r", "-o", "%i|%T", "-j", &jobs.join(",")])
-        .output()
-        .map_err(|e| CliError::failure(format!("cannot run squeue: {e}")))?;
+    let mut cmd = Command::new("squeue");
+    cmd.args(["-h", "-r", "-o", "%i|%T", "-j", &jobs.join(",")]);
+    let out = run_tool(cmd)?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("Invalid job id") {
@@ -170,10 +274,9 @@ pub fn cancel(jobs: &[String]) -> CliResult {
     if jobs.is_empty() {
         return Ok(());
     }
-    let out = Command::new("scancel")
-        .args(jobs)
-        .output()
-        .map_err(|e| CliError::failure(format!("cannot run scancel: {e}")))?;
+    let mut cmd = Command::new("scancel");
+    cmd.args(jobs);
+    let out = run_tool(cmd)?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         // Jobs that are already gone need no cancelling.
@@ -196,6 +299,38 @@ mod tests {
         assert_eq!(array_list(&[0, 1, 2, 3]), "0-3");
         assert_eq!(array_list(&[0, 1, 3, 5, 6, 7]), "0-1,3,5-7");
         assert_eq!(array_list(&[4]), "4");
+    }
+
+    #[test]
+    fn a_tool_that_hangs_is_killed_and_reported() {
+        // One process reads the variable at a time in this test binary: set it only here.
+        std::env::set_var("SPAR_SLURM_TIMEOUT", "0.3");
+        let started = Instant::now();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & sleep 30"]);
+        let err = run_tool(cmd).unwrap_err();
+        std::env::remove_var("SPAR_SLURM_TIMEOUT");
+        assert_eq!(err.code, 1);
+        assert!(
+            err.message.contains("did not answer within 0.3 s"),
+            "{}",
+            err.message
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the helper's pipe too"
+        );
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo 12; echo oops >&2; exit 3"]);
+        let out = run_tool(cmd).unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(out.stdout, b"12\n");
+        assert_eq!(out.stderr, b"oops\n");
+        assert_ne!(
+            job_name("match", Path::new("/a"), 1),
+            job_name("match", Path::new("/a"), 2)
+        );
+        assert!(job_name("sprt", Path::new("/a"), 1).starts_with("spar-sprt-"));
     }
 
     #[test]

@@ -173,6 +173,11 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             .book
             .as_ref()
             .map(|b| vec![b.to_string_lossy().into_owned()]);
+        let files: Vec<(String, PathBuf)> = args
+            .eval_file
+            .iter()
+            .map(|f| ("--eval-file".to_string(), f.clone()))
+            .collect();
         coordinator::plan_manifest(
             &cluster,
             "datagen",
@@ -181,6 +186,7 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             &[],
             &[],
             book.as_deref(),
+            &files,
             Some(games),
         )?
     };
@@ -287,6 +293,12 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     let mut check = PathCheck::new();
     if let Some(book) = &args.book {
         check.input("--book", book);
+    }
+    if let Some(net) = &args.eval_file {
+        check.input("--eval-file", net);
+    }
+    if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
+        check.run_dir(dir);
     }
     let paths = format.paths(&out);
     for p in [paths.viriformat, paths.text, paths.index]
@@ -613,8 +625,9 @@ fn generate(args: &DatagenArgs, plan: &Plan, shard: Option<&ShardRun>) -> CliRes
     }
     if abort.load(Ordering::SeqCst) && !shard.is_some_and(ShardRun::stopped) {
         lines.push(format!(
-            "Interrupted after {} complete games; rerun with --resume to continue",
-            counts.games
+            "Interrupted after {} complete games; {}",
+            counts.games,
+            ShardRun::how_to_continue(shard)
         ));
         stdout::print_lines(&lines)?;
         return Err(CliError::interrupted());

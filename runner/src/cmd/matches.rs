@@ -194,6 +194,18 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             .map(|v| matches!(v.source, engines::variant::Source::Build { .. }))
             .collect();
         run.build_variants(quiet)?;
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let files: Vec<_> = plan
+            .engines
+            .iter()
+            .flat_map(|e| {
+                crate::cluster::manifest::files_in_words(
+                    &format!("engine '{}'", e.name),
+                    &e.words,
+                    &cwd,
+                )
+            })
+            .collect();
         coordinator::plan_manifest(
             &cluster,
             command,
@@ -202,6 +214,7 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             &run.variants,
             &built,
             args.book.book.as_deref(),
+            &files,
             plan.pairs,
         )?
     };
@@ -396,8 +409,9 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
     let mut lines = summary::summary_lines(&tally, &info, args.output)?;
     if interrupted {
         lines.push(format!(
-            "Interrupted: {} complete pairs counted; rerun with --resume to continue",
-            tally.pairs.pairs()
+            "Interrupted: {} complete pairs counted; {}",
+            tally.pairs.pairs(),
+            ShardRun::how_to_continue(shard)
         ));
     }
     stdout::print_lines(&lines)?;
@@ -443,6 +457,9 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     }
     check.engine_words(&args.engines.each);
     check.book_words(args.book.book.as_deref());
+    if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
+        check.run_dir(dir);
+    }
     let f = &args.files;
     if let Some(r) = &f.results {
         check.record("--results", r);
@@ -474,7 +491,7 @@ fn has_rows(path: &Path) -> bool {
 /// What defines a match for `--resume`: the engines, seed, book, adjudication and SPRT of
 /// the plan, and which files it writes (not the concurrency, the number of games or the
 /// failure policy, which may change between sessions).
-fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
+pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
     let mut fields: Vec<Field> = plan
         .engines
         .iter()

@@ -56,7 +56,10 @@ pub fn run(args: MergeArgs) -> CliResult {
         json: here(&args.json)?,
         resume: false,
     };
-    let merged = merge::merge(&args.run_dir, &m, any.then_some(&files))?;
+    let files = any.then_some(&files);
+    // Before any work: no output may be a file the run owns or reads, or another output.
+    merge::check_outputs(&args.run_dir, &m, files)?;
+    let merged = merge::merge(&args.run_dir, &m, files)?;
     stdout::print_lines(&merged.lines)?;
     if !merged.conflicts.is_empty() {
         return Err(CliError::failure(format!(

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::cluster::manifest::Manifest;
-use crate::cluster::shard::{process_env, record_failure, resolve_index, ShardRun};
+use crate::cluster::shard::{process_env, record_failure, resolve_index, OpenError, ShardRun};
 use crate::error::{CliError, CliResult};
 
 /// Play one shard of the run in RUN_DIR (written by `spar match|sprt|datagen --slurm`).
@@ -41,14 +41,12 @@ pub fn run(args: ShardArgs) -> CliResult {
         &process_env,
     ) {
         Ok(s) => s,
-        Err(e) => {
-            // A refusal (another binary, a changed engine or book) is recorded where the
-            // coordinator looks, when the run and this shard's index are known.
-            let known = Manifest::path(&args.run_dir).is_file();
-            if let (true, Ok(i)) = (known, resolve_index(args.index, &process_env)) {
-                if e.code == 2 && !e.message.contains("out of range") {
-                    record_failure(&args.run_dir, i, &e);
-                }
+        Err(OpenError::Args(e)) => return Err(e),
+        Err(OpenError::Refused(e)) => {
+            // A refusal (another binary, a changed engine, book or network) is recorded
+            // where the coordinator looks; the index is known, or open would have said.
+            if let Ok(i) = resolve_index(args.index, &process_env) {
+                record_failure(&args.run_dir, i, &e);
             }
             return Err(e);
         }

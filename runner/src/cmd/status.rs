@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
-use crate::cluster::{html, status};
+use crate::cluster::manifest::Manifest;
+use crate::cluster::{html, merge, status};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::paths::PathCheck;
+use crate::files::run_record;
 use crate::stdout;
 
 /// Show where a run stands: games, W-L-D, Elo, LLR and bounds, ETA, and one line per shard
@@ -27,19 +30,42 @@ pub struct StatusArgs {
 
 /// Runs `spar status`.
 pub fn run(args: StatusArgs) -> CliResult {
-    let snapshot = if args.run.is_dir() {
-        status::of_run(&args.run)?
-    } else if args.run.is_file() {
-        status::of_csv(&args.run)?
-    } else {
+    let is_dir = args.run.is_dir();
+    if !is_dir && !args.run.is_file() {
+        let why = if args.run.exists() {
+            "is not a regular file (a device, pipe or socket)"
+        } else {
+            "is no such run directory or results file"
+        };
         return Err(CliError::usage(format!(
-            "{}: no such run directory or results file (give a --run-dir or a --results CSV)",
+            "{} {why}: give a --run-dir or a --results CSV",
             args.run.display()
         )));
+    }
+    // Before any work: --html may be no file the run owns or reads.
+    if let Some(path) = &args.html {
+        let mut check = PathCheck::new();
+        if is_dir {
+            check.run_dir(&args.run);
+            if let Ok(m) = Manifest::read(&args.run) {
+                merge::inputs_of(&m, &mut check);
+            }
+        } else {
+            check
+                .input("the results file", &args.run)
+                .input("its run record", run_record::path_for(&args.run));
+        }
+        check.output("--html", path).check()?;
+    }
+    let snapshot = if is_dir {
+        status::of_run(&args.run)?
+    } else {
+        status::of_csv(&args.run)?
     };
     if let Some(path) = &args.html {
-        write_atomically(path, &html::render(&snapshot))
-            .map_err(|e| CliError::usage(format!("cannot write --html {}: {e}", path.display())))?;
+        write_atomically(path, &html::render(&snapshot)).map_err(|e| {
+            CliError::failure(format!("cannot write --html {}: {e}", path.display()))
+        })?;
     }
     stdout::print_lines(&snapshot.lines())
 }

@@ -46,6 +46,23 @@ pub fn lock_output(file: &Path, flag: &str) -> CliResult<Option<Lock>> {
     acquire(&lock_file_for(file), &format!("{flag} {}", file.display())).map(Some)
 }
 
+/// [`acquire`], waiting up to `wait` for a holder that is on its way out (a shard's earlier
+/// task still flushing after SIGTERM when its requeue starts).
+pub fn acquire_within(lock_file: &Path, what: &str, wait: std::time::Duration) -> CliResult<Lock> {
+    let started = std::time::Instant::now();
+    loop {
+        match acquire(lock_file, what) {
+            Err(e) if started.elapsed() < wait && e.message.contains(IN_USE) => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The words of a refusal because another process holds the lock.
+const IN_USE: &str = "is in use by another spar";
+
 /// Locks `lock_file` (created if missing) for this process; `what` names what it guards
 /// in the refusal (`--out games.vf`, `--run-dir /shared/r1`).
 pub fn acquire(lock_file: &Path, what: &str) -> CliResult<Lock> {
@@ -68,12 +85,12 @@ pub fn acquire(lock_file: &Path, what: &str) -> CliResult<Lock> {
             let _ = (&file).take(4096).read_to_string(&mut holder);
             let holder = holder.trim();
             let by = if holder.is_empty() {
-                "another spar".to_string()
+                String::new()
             } else {
-                format!("another spar ({holder})")
+                format!(" ({holder})")
             };
             return Err(CliError::usage(format!(
-                "{what} is in use by {by}: wait for it to end, stop it, or give another name"
+                "{what} {IN_USE}{by}: wait for it to end, stop it, or give another name"
             )));
         }
         Err(std::fs::TryLockError::Error(e)) => {

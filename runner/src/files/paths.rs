@@ -27,6 +27,8 @@ struct Named {
 #[derive(Clone, Debug, Default)]
 pub struct PathCheck {
     files: Vec<Named>,
+    /// Cluster run directories the command reads: every file they own is an input.
+    run_dirs: Vec<PathBuf>,
 }
 
 impl PathCheck {
@@ -62,6 +64,16 @@ impl PathCheck {
         self
     }
 
+    /// A cluster run directory the command reads or writes: no output may be one of the
+    /// files it owns (its manifest, jobs, STOP and lock files, every shard's records, its
+    /// built engines and logs), whether they exist yet or not.
+    pub fn run_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        let dir = dir.as_ref();
+        self.run_dirs
+            .push(dir.canonicalize().unwrap_or_else(|_| where_made(dir)));
+        self
+    }
+
     /// The `params=FILE` and `--book FILE` inputs in engine and book words.
     pub fn engine_words(&mut self, words: &[String]) -> &mut Self {
         for w in words {
@@ -86,8 +98,26 @@ impl PathCheck {
         self.writable()
     }
 
-    /// No output is the same file as another input or output.
+    /// No output is the same file as another input or output, or a file a run directory
+    /// owns.
     pub fn collisions(&self) -> CliResult {
+        for f in self.files.iter().filter(|f| f.output) {
+            let at = resolved(&f.path);
+            for dir in &self.run_dirs {
+                if let Some(what) = at
+                    .strip_prefix(dir)
+                    .ok()
+                    .and_then(crate::cluster::owned_file)
+                {
+                    return Err(CliError::usage(format!(
+                        "{} {} is {what} of the run in {}: give a path outside the run's own files",
+                        f.flag,
+                        f.path.display(),
+                        dir.display()
+                    )));
+                }
+            }
+        }
         let ids: Vec<Identity> = self.files.iter().map(|f| identity(&f.path)).collect();
         for j in 0..self.files.len() {
             for i in 0..j {
@@ -196,6 +226,12 @@ fn where_made(path: &Path) -> PathBuf {
         Some(name) => dir.join(name),
         None => dir,
     }
+}
+
+/// Where a path leads: the file itself (links resolved) when it exists, else where it would
+/// be made.
+fn resolved(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| where_made(path))
 }
 
 /// The directory a file is made in (`.` for a bare name).
