@@ -251,7 +251,11 @@ fn sixty_four_shards_on_one_node_run_to_completion_and_merge() {
     );
     // Shard 63 played pairs 63; shards 36.. played one pair each (100 pairs).
     assert_eq!(lines_in(&d.join("run/shards/63/results.csv")), 3);
-    assert_eq!(lines_in(&d.join("run/shards/0/results.csv")), 5);
+    assert_eq!(
+        lines_in(&d.join("run/shards/0/results.csv")),
+        3,
+        "its one pair"
+    );
 }
 
 #[test]
@@ -550,5 +554,314 @@ fn plan_only_shards_run_by_hand_merge_to_the_local_run() {
     assert_eq!(
         pgn_without_time(&d.join("s.pgn")),
         pgn_without_time(&d.join("l.pgn"))
+    );
+}
+
+/// A planned and played run without Slurm (`--plan-only`, shards by hand): the run
+/// directory `d/run` of a 4-pair match in 2 shards, with the run's own outputs `r.csv` and
+/// `r.pgn` not yet merged.
+fn played_run(d: &Path, engines: &str) {
+    let line = format!(
+        "{engines} --each nodes=200 --games 8 --seed 3 --slurm --plan-only --run-dir run \
+         --shards 2 --results r.csv --pgnout r.pgn --json r.json"
+    );
+    ok(&run_in(d, &argv(&line)));
+    let r = d.join("run");
+    for i in ["0", "1"] {
+        ok(&run(&[
+            "shard",
+            path_str(&r),
+            "--index",
+            i,
+            "--concurrency",
+            "2",
+        ]));
+    }
+}
+
+/// Issue 24, classes 1, 2 and 16: no output of `merge` or `status` may be a file the run
+/// owns or reads, or another output; each is checked (exit 2) before any work; a merged CSV
+/// has its run record, so `status` knows the run's length.
+#[test]
+fn merge_and_status_never_write_over_the_runs_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    played_run(d, MATCH);
+    let r = d.join("run");
+    let r = path_str(&r);
+    let manifest = bytes(&d.join("run/manifest.json"));
+    let shard0 = bytes(&d.join("run/shards/0/results.csv"));
+    std::fs::create_dir(d.join("adir")).unwrap();
+    for (args, needle) in [
+        (
+            vec!["--json", "run/manifest.json"],
+            "is the manifest of the run",
+        ),
+        (
+            vec!["--results", "run/shards/0/results.csv"],
+            "is a shard's record of the run",
+        ),
+        (
+            vec!["--pgnout", "run/shards/1/games.pgn"],
+            "a shard's record",
+        ),
+        (
+            vec!["--results", "run/shards/9/new.csv"],
+            "a shard's record",
+        ),
+        (vec!["--json", "run/jobs.json"], "is the jobs file"),
+        (vec!["--json", "run/STOP"], "is the STOP file"),
+        (
+            vec!["--json", "run/coordinator.lock"],
+            "the coordinator's lock",
+        ),
+        (
+            vec!["--results", "x.csv", "--json", "x.csv"],
+            "is also the --results file",
+        ),
+        (vec!["--results", "nodir/x.csv"], "does not exist"),
+        (vec!["--results", "adir"], "is a directory"),
+    ] {
+        let mut full = vec!["merge", r];
+        full.extend(args.iter().copied());
+        let o = run_in(d, &full);
+        usage_error(&o, needle);
+        assert!(stdout(&o).is_empty(), "checked before any work: {args:?}");
+    }
+    assert_eq!(bytes(&d.join("run/manifest.json")), manifest);
+    assert_eq!(bytes(&d.join("run/shards/0/results.csv")), shard0);
+    assert!(!d.join("x.csv").exists());
+
+    // The run's own merge: the CSV with its run record, which `status` reads.
+    let merged = ok(&run_in(d, &["merge", r]));
+    assert!(merged.contains("Score of dev vs base"), "{merged}");
+    assert!(d.join("r.csv.run.json").is_file());
+    let st = ok(&run_in(d, &["status", "r.csv"]));
+    assert!(st.contains("Games: 8 of 8"), "{st}");
+    assert!(st.contains("Finished"), "{st}");
+    assert!(!st.contains("until the SPRT decides"), "{st}");
+    let csv = bytes(&d.join("r.csv"));
+    for (args, needle) in [
+        (
+            vec!["status", "r.csv", "--html", "r.csv"],
+            "is also the results file",
+        ),
+        (
+            vec!["status", "r.csv", "--html", "r.csv.run.json"],
+            "is also the results record file",
+        ),
+        (
+            vec!["status", r, "--html", "run/manifest.json"],
+            "is the manifest",
+        ),
+        (
+            vec!["status", r, "--html", "run/shards/0/results.csv"],
+            "a shard's record",
+        ),
+        (vec!["status", r, "--html", "adir"], "is a directory"),
+        (vec!["status", "/dev/zero"], "not a regular file"),
+    ] {
+        let o = run_in(d, &args);
+        usage_error(&o, needle);
+        assert!(stdout(&o).is_empty(), "{args:?}");
+    }
+    assert_eq!(bytes(&d.join("r.csv")), csv);
+    assert_eq!(bytes(&d.join("run/manifest.json")), manifest);
+    ok(&run_in(d, &["status", r, "--html", "page.html"]));
+    // A merged output inside the run directory that the run does not own is fine.
+    ok(&run_in(d, &["merge", r, "--results", "run/all.csv"]));
+}
+
+/// Issue 24, classes 3, 4, 5 and 15: a manifest is validated (no absurd range, no
+/// allocation abort), pins every file an engine word names (a changed network is refused,
+/// with the shard's failure recorded), shard records are checked against the run, and
+/// `spar shard`'s own argument errors are not recorded as the shard's failure.
+#[test]
+fn manifests_inputs_and_shard_records_are_checked_against_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let net = d.join("net.nnue");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../engine/nets/default.nnue"),
+        &net,
+    )
+    .unwrap();
+    played_run(
+        d,
+        "match --engine name=net option.EvalFile=net.nnue --engine name=base",
+    );
+    let run_dir = d.join("run");
+    let r = path_str(&run_dir);
+    let m = json(&d.join("run/manifest.json"));
+    assert_eq!(m["inputs"][0]["what"], "engine 'net' option.EvalFile");
+
+    // Class 15: argument errors are the command's, not the shard's.
+    usage_error(
+        &run(&["shard", r, "--index", "0", "--concurrency", "0"]),
+        "--concurrency",
+    );
+    usage_error(
+        &run(&["shard", r, "--index", "0", "--of", "5"]),
+        "has 2 shards",
+    );
+    usage_error(&run(&["shard", r, "--index", "7"]), "out of range");
+    assert!(!d.join("run/shards/0/failed.json").exists());
+    assert!(!d.join("run/shards/7").exists());
+    ok(&run(&["status", r]));
+
+    // Class 3: the network changed after the plan: refused, and recorded as a refusal.
+    let mut changed = bytes(&net);
+    changed.push(0);
+    std::fs::write(&net, &changed).unwrap();
+    let o = run(&["shard", r, "--index", "0"]);
+    usage_error(&o, "engine 'net' option.EvalFile");
+    assert!(
+        stderr(&o).contains("changed since the run was planned"),
+        "{}",
+        stderr(&o)
+    );
+    let failed = json(&d.join("run/shards/0/failed.json"));
+    assert_eq!(failed["code"], 2);
+    changed.pop();
+    std::fs::write(&net, &changed).unwrap();
+
+    // Class 5: records that are not the run's.
+    let good = std::fs::read_to_string(d.join("run/shards/0/results.csv")).unwrap();
+    let header = good.lines().next().unwrap().to_string();
+    let row = |pair: u64, game: u8, w: &str, b: &str| {
+        format!("{pair},{game},{pair},1,{w},{b},1-0,checkmate,40,100,100,5\n")
+    };
+    for (body, needle) in [
+        (
+            row(1, 0, "net", "base") + &row(1, 1, "base", "net"),
+            "not one of shard 0's pairs",
+        ),
+        (
+            row(8, 0, "net", "base") + &row(8, 1, "base", "net"),
+            "beyond the run's 4 pairs",
+        ),
+        (
+            row(0, 0, "net", "x") + &row(0, 1, "x", "net"),
+            "not a game between the run's engines",
+        ),
+    ] {
+        std::fs::write(
+            d.join("run/shards/0/results.csv"),
+            format!("{header}\n{body}"),
+        )
+        .unwrap();
+        for cmd in [vec!["status", r], vec!["merge", r]] {
+            let o = run(&cmd);
+            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains("not a record of this run"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+    std::fs::write(d.join("run/shards/0/results.csv"), &good).unwrap();
+    ok(&run(&["status", r]));
+
+    // Class 4: absurd manifest fields are refused with one line, no abort.
+    let manifest = d.join("run/manifest.json");
+    for (field, value, needle) in [
+        ("shards", serde_json::json!(0), "shards 0"),
+        (
+            "shards",
+            serde_json::json!(1u64 << 50),
+            "shards 1125899906842624",
+        ),
+        ("total", serde_json::json!(0), "total 0"),
+        ("cpus_per_shard", serde_json::json!(0), "cpus_per_shard 0"),
+    ] {
+        let mut v = m.clone();
+        v[field] = value;
+        std::fs::write(&manifest, v.to_string()).unwrap();
+        for cmd in [
+            vec!["status", r],
+            vec!["merge", r],
+            vec!["shard", r, "--index", "0"],
+        ] {
+            usage_error(&run(&cmd), needle);
+        }
+    }
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    std::fs::write(&manifest, vec![b' '; 100 << 20]).unwrap();
+    usage_error(&run(&["status", r]), "larger than 64 MiB");
+    std::fs::remove_file(&manifest).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+    usage_error(&run(&["merge", r]), "not a regular file");
+}
+
+/// Issue 24, class 8: one coordinator per run directory and one process per shard, with
+/// locks a dead process does not leave held (a real second process holds each lock).
+#[test]
+fn run_directories_and_shards_have_one_process_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("run")).unwrap();
+    let holder = |lock: &Path| {
+        let child = Command::new("flock")
+            .arg("-o")
+            .arg(lock)
+            .args(["sleep", "60"])
+            .spawn()
+            .expect("flock(1)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Command::new("flock")
+            .args(["-n", path_str(lock), "true"])
+            .status()
+            .unwrap()
+            .success()
+        {
+            assert!(Instant::now() < deadline, "flock(1) did not take {lock:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child
+    };
+    let line =
+        format!("{MATCH} --each nodes=200 --games 4 --slurm --plan-only --run-dir run --shards 2");
+    let mut other = holder(&d.join("run/coordinator.lock"));
+    let o = run_in(d, &argv(&line));
+    usage_error(&o, "--run-dir");
+    assert!(
+        stderr(&o).contains("is in use by another spar"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !d.join("run/manifest.json").exists(),
+        "refused before any work"
+    );
+    // Killed with SIGKILL: the lock is free at once.
+    other.kill().unwrap();
+    other.wait().unwrap();
+    ok(&run_in(d, &argv(&line)));
+
+    // A shard whose lock is held waits for the holder to let go (a requeued task after the
+    // one before), then plays.
+    let r = d.join("run");
+    std::fs::create_dir_all(d.join("run/shards/0")).unwrap();
+    let mut other = holder(&d.join("run/shards/0/shard.lock"));
+    let started = Instant::now();
+    let shard = spar()
+        .args(["shard", path_str(&r), "--index", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!d.join("run/shards/0/results.csv").exists(), "it waits");
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let o = shard.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    assert_eq!(
+        lines_in(&d.join("run/shards/0/results.csv")),
+        3,
+        "its one pair"
     );
 }

@@ -119,7 +119,7 @@ pub fn check_outputs(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>
 /// The files a run reads, as inputs of `check`.
 pub fn inputs_of(manifest: &Manifest, check: &mut PathCheck) {
     if let Some(b) = &manifest.book {
-        check.input("the run's --book", &b.path);
+        check.input("--book", &b.path);
     }
     for e in &manifest.engines {
         check.input(format!("engine '{}'", e.name), &e.file.path);

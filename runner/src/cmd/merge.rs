@@ -57,9 +57,19 @@ pub fn run(args: MergeArgs) -> CliResult {
         resume: false,
     };
     let files = any.then_some(&files);
+    let dir = std::path::absolute(&args.run_dir)
+        .map_err(|e| CliError::usage(format!("{}: {e}", args.run_dir.display())))?;
     // Before any work: no output may be a file the run owns or reads, or another output.
-    merge::check_outputs(&args.run_dir, &m, files)?;
-    let merged = merge::merge(&args.run_dir, &m, files)?;
+    merge::check_outputs(&dir, &m, files)?;
+    // The run's engine words name files (networks, parameters) relative to where it was
+    // started, as its shards read them.
+    std::env::set_current_dir(&m.cwd).map_err(|e| {
+        CliError::usage(format!(
+            "cannot enter {}, where the run was started: {e}",
+            m.cwd.display()
+        ))
+    })?;
+    let merged = merge::merge(&dir, &m, files)?;
     stdout::print_lines(&merged.lines)?;
     if !merged.conflicts.is_empty() {
         return Err(CliError::failure(format!(

@@ -52,8 +52,8 @@ pub fn run(args: StatusArgs) -> CliResult {
             }
         } else {
             check
-                .input("the results file", &args.run)
-                .input("its run record", run_record::path_for(&args.run));
+                .input("results", &args.run)
+                .input("results record", run_record::path_for(&args.run));
         }
         check.output("--html", path).check()?;
     }
