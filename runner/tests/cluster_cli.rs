@@ -2,8 +2,9 @@
 //! `spar shard`, `spar merge`, `spar status`; the merged files against local runs, the SPRT
 //! stopping the array, a cancelled task and a killed coordinator resumed, 64 shards on one
 //! node, datagen byte for byte, and the refusals. `.ci/run` starts the cluster (and exports
-//! `SLURM_CONF`); outside CI the tests start it themselves, or skip with a notice when it
-//! cannot start. Under `CI=true` a cluster that does not start is a failure.
+//! `SLURM_CONF`); outside CI the tests start it themselves — and stop it when the test
+//! process ends — or skip with a notice when it cannot start. Under `CI=true` a cluster that
+//! does not start is a failure.
 
 mod common;
 
@@ -38,6 +39,18 @@ fn cluster(test: &str) -> Option<String> {
             .trim()
             .strip_prefix("export SLURM_CONF=")
             .map(str::to_string)?;
+        // Started here, stopped when this test process ends (whatever ends it): a watcher
+        // in its own session waits for this process, then brings the cluster down.
+        let watcher = format!(
+            "while kill -0 {} 2>/dev/null; do sleep 1; done; exec bash {script} down",
+            std::process::id()
+        );
+        let _ = Command::new("setsid")
+            .args(["-f", "bash", "-c", &watcher])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         (out.status.success() && works(&conf)).then_some(conf)
     });
     if conf.is_none() {
@@ -864,4 +877,305 @@ fn run_directories_and_shards_have_one_process_each() {
         3,
         "its one pair"
     );
+}
+
+/// The arrays in the queue whose tasks start in `cwd` (squeue's work directory), by job id.
+fn arrays_started_in(conf: &str, cwd: &Path) -> Vec<String> {
+    let out = Command::new("squeue")
+        .env("SLURM_CONF", conf)
+        .args(["-h", "-o", "%F|%Z"])
+        .output()
+        .unwrap();
+    let mut ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .filter(|(_, wd)| Path::new(wd.trim()) == cwd)
+        .map(|(id, _)| id.trim().to_string())
+        .collect();
+    ids.dedup();
+    ids
+}
+
+/// Waits up to `limit` for the queue to hold no array started in `cwd`.
+fn queue_clears(conf: &str, cwd: &Path, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if arrays_started_in(conf, cwd).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+fn recorded_jobs(run_dir: &Path) -> Vec<String> {
+    if !run_dir.join("jobs.json").exists() {
+        return Vec::new();
+    }
+    json(&run_dir.join("jobs.json"))["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Issue 24, class 8: two coordinators started at once on one run directory, many times:
+/// one runs, the other is refused (exit 2) before anything is submitted.
+#[test]
+fn two_coordinators_on_one_run_directory_never_both_submit() {
+    let Some(conf) = cluster("two_coordinators_on_one_run_directory_never_both_submit") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for k in 0..6 {
+        let line = format!(
+            "{MATCH} --each nodes=100 --games 4 --seed {k} --slurm --run-dir run{k} --shards 2 --quiet"
+        );
+        let start = || {
+            spar_at(d, &conf)
+                .args(argv(&line))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (start(), start());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+        assert!(
+            codes.contains(&Some(0)) && codes.contains(&Some(2)),
+            "round {k}: {codes:?}\n{}\n{}",
+            stderr(&outs[0]),
+            stderr(&outs[1])
+        );
+        let loser = outs.iter().find(|o| o.status.code() == Some(2)).unwrap();
+        let why = stderr(loser);
+        assert!(
+            why.contains("is in use by another spar") || why.contains("already holds a run"),
+            "{why}"
+        );
+        assert_eq!(stderr(loser).lines().count(), 1, "{why}");
+        assert_eq!(
+            recorded_jobs(&d.join(format!("run{k}"))).len(),
+            1,
+            "one submission"
+        );
+    }
+}
+
+/// Issue 24, classes 7 and 9: SIGINT or SIGTERM at every step of planning and submission
+/// leaves no array in the queue that the run does not know, nothing playing, and a run that
+/// `--resume` completes.
+#[test]
+fn signals_at_every_step_of_submission_leave_nothing_unrecorded() {
+    let Some(conf) = cluster("signals_at_every_step_of_submission_leave_nothing_unrecorded") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (k, ms) in [0u64, 20, 50, 90, 140, 200, 300, 450, 700, 1000]
+        .into_iter()
+        .enumerate()
+    {
+        let cwd = dir.path().join(k.to_string());
+        std::fs::create_dir(&cwd).unwrap();
+        let line =
+            format!("{MATCH} --each nodes=100 --games 4 --slurm --run-dir run --shards 2 --quiet");
+        let child = spar_at(&cwd, &conf)
+            .args(argv(&line))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(ms));
+        let signal = if k % 2 == 0 { "-INT" } else { "-TERM" };
+        Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let run_dir = cwd.join("run");
+        let in_queue = arrays_started_in(&conf, &cwd);
+        let known = recorded_jobs(&run_dir);
+        assert!(
+            in_queue.iter().all(|j| known.contains(j)),
+            "{ms} ms {signal}: arrays {in_queue:?} in the queue, {known:?} recorded\n{}",
+            stderr(&o)
+        );
+        assert!(
+            queue_clears(&conf, &cwd, Duration::from_secs(30)),
+            "{ms} ms {signal}: the array was not stopped"
+        );
+        if run_dir.join("manifest.json").exists() {
+            let out = ok(&run_at(&cwd, &conf, &format!("{line} --resume")));
+            assert!(out.contains("Score of dev vs base"), "{out}");
+            let live = recorded_jobs(&run_dir);
+            assert!(live.iter().all(|j| !queued(&conf, j)), "{ms} ms: stopped");
+        }
+    }
+}
+
+/// Issue 24, class 9: a coordinator killed (-9) after `sbatch` but before it recorded the
+/// array: `--resume` finds the array by its job name and adopts it instead of submitting
+/// the shards twice.
+#[test]
+fn an_array_submitted_but_not_recorded_is_adopted_on_resume() {
+    let Some(conf) = cluster("an_array_submitted_but_not_recorded_is_adopted_on_resume") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line =
+        format!("{MATCH} --each nodes=300 --games 24 --slurm --run-dir run --shards 2 --quiet");
+    let mut child = spar_at(d, &conf)
+        .args(argv(&line))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = d.join("run");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while recorded_jobs(&run_dir).is_empty() {
+        assert!(Instant::now() < deadline, "no submission");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let job = recorded_jobs(&run_dir)[0].clone();
+    // As if the kill had come between sbatch and the record.
+    std::fs::remove_file(run_dir.join("jobs.json")).unwrap();
+    let o = run_at(d, &conf, &line.replace("--quiet", "--resume"));
+    let out = ok(&o);
+    assert!(out.contains("Score of dev vs base"), "{out}");
+    assert!(
+        stderr(&o).contains(&format!("Found job array {job} of this run")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        recorded_jobs(&run_dir)[0],
+        job,
+        "adopted, not submitted again"
+    );
+    assert_eq!(
+        lines_in(&run_dir.join("shards/0/results.csv")),
+        13,
+        "its 6 pairs, once"
+    );
+}
+
+/// A directory holding `name`, a stand-in for a Slurm tool: `script` runs with `$REAL` the
+/// real tool and `$N` how many times it was called before.
+fn shim(dir: &Path, name: &str, script: &str) {
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let count = dir.join(format!("{name}.count"));
+    std::fs::write(&count, "0").unwrap();
+    let body = format!(
+        "#!/bin/sh\nREAL={}\nN=$(cat {c})\necho $((N + 1)) > {c}\n{script}\n",
+        real.trim(),
+        c = count.display()
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+}
+
+fn with_shims(c: &mut Command, shims: &Path) {
+    let path = std::env::var("PATH").unwrap_or_default();
+    c.env("PATH", format!("{}:{path}", shims.display()));
+}
+
+/// Issue 24, classes 6 and 7: a transient `squeue` failure is retried and the run finishes;
+/// an `scancel` that hangs is cut off and the run still merges and prints its summary, with
+/// what to do next; an `sbatch` that hangs does not hang spar.
+#[test]
+fn slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge() {
+    let Some(conf) = cluster("slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = "--each nodes=200 --games 12 --seed 5";
+
+    let shims = d.join("flaky");
+    std::fs::create_dir(&shims).unwrap();
+    shim(
+        &shims,
+        "squeue",
+        // Call 0 looks for arrays to adopt; the next two (the first polls) fail.
+        "if [ $N -ge 1 ] && [ $N -le 2 ]; then echo 'squeue: error: fake outage' >&2; exit 1; fi\nexec $REAL \"$@\"",
+    );
+    let mut c = spar_at(d, &conf);
+    with_shims(&mut c, &shims);
+    let o = c
+        .args(argv(&format!(
+            "{MATCH} {each} --slurm --run-dir flaky --shards 2 --results f.csv"
+        )))
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(out.contains("Score of dev vs base"), "{out}");
+    assert!(
+        stderr(&o).contains("fake outage; retrying"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(lines_in(&d.join("f.csv")), 13, "6 pairs");
+
+    let shims = d.join("hang");
+    std::fs::create_dir(&shims).unwrap();
+    shim(&shims, "scancel", "sleep 60");
+    let mut c = spar_at(d, &conf);
+    with_shims(&mut c, &shims);
+    let started = Instant::now();
+    let o = c
+        .env("SPAR_SLURM_TIMEOUT", "2")
+        .args(argv(&format!(
+            "{MATCH} {each} --slurm --run-dir hang --shards 2 --results h.csv"
+        )))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(50), "cut off");
+    assert!(
+        stdout(&o).contains("Score of dev vs base"),
+        "merged all the same"
+    );
+    assert_eq!(lines_in(&d.join("h.csv")), 13, "the files written");
+    let why = stderr(&o);
+    assert!(why.contains("scancel did not answer within 2 s"), "{why}");
+    assert!(
+        why.contains("spar merge") && why.contains("told to stop"),
+        "{why}"
+    );
+    assert!(d.join("hang/STOP").exists());
+    assert!(queue_clears(&conf, d, Duration::from_secs(30)));
+
+    let shims = d.join("stuck");
+    std::fs::create_dir(&shims).unwrap();
+    shim(&shims, "sbatch", "sleep 60");
+    let mut c = spar_at(d, &conf);
+    with_shims(&mut c, &shims);
+    let started = Instant::now();
+    let o = c
+        .env("SPAR_SLURM_TIMEOUT", "1")
+        .args(argv(&format!(
+            "{MATCH} {each} --slurm --run-dir stuck --shards 2"
+        )))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let why = stderr(&o);
+    assert!(why.contains("sbatch did not answer within 1 s"), "{why}");
+    assert!(why.contains("--resume finds it by its job name"), "{why}");
 }

@@ -381,6 +381,11 @@ pub fn run(s: &Submission) -> CliResult {
 
     // Whatever ended the watch, no shard plays on unwatched.
     let stopped = if jobs.jobs.is_empty() {
+        // Nothing recorded; but an sbatch that failed or hung may have queued the array all
+        // the same: STOP ends its tasks as they start.
+        if watched.is_err() {
+            let _ = write_atomically(&super::stop_file(dir), "stop\n");
+        }
         Ok(Duration::ZERO)
     } else {
         stop(dir, &jobs.jobs)

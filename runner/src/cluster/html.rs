@@ -82,6 +82,9 @@ struct Chart<'a> {
     rules: Vec<(&'a str, f64, String)>,
 }
 
+/// The fraction of the x-axis before which values do not set the y-range.
+const SCALE_FROM: f64 = 0.25;
+
 const W: f64 = 640.0;
 const H: f64 = 260.0;
 const PAD: f64 = 48.0;
@@ -90,12 +93,27 @@ impl Chart<'_> {
     fn svg(&self) -> String {
         let xs = self.lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.0));
         let x_max = xs.fold(1.0f64, f64::max);
-        let mut ys: Vec<f64> = self
-            .lines
-            .iter()
-            .flat_map(|(_, l)| l.iter().map(|p| p.1))
-            .collect();
-        ys.extend(self.band.iter().flat_map(|b| [b.1, b.2]));
+        // The y-range comes from the later three quarters of the run: the first games' error
+        // band is hundreds of Elo wide and would flatten the converged estimate into a
+        // line. What lies outside is clipped at the plot's edge.
+        let ys_from = |from: f64| -> Vec<f64> {
+            let mut ys: Vec<f64> = self
+                .lines
+                .iter()
+                .flat_map(|(_, l)| l.iter().filter(|p| p.0 >= from).map(|p| p.1))
+                .collect();
+            ys.extend(
+                self.band
+                    .iter()
+                    .filter(|b| b.0 >= from)
+                    .flat_map(|b| [b.1, b.2]),
+            );
+            ys
+        };
+        let mut ys = ys_from(SCALE_FROM * x_max);
+        if ys.is_empty() {
+            ys = ys_from(0.0);
+        }
         ys.extend(self.rules.iter().map(|r| r.1));
         let (mut lo, mut hi) = ys
             .iter()
@@ -147,6 +165,19 @@ impl Chart<'_> {
             x_max,
             H - PAD + 16.0
         );
+        // Everything drawn from the data stays inside the plot area.
+        let clip = format!("clip{:x}", {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            self.title.hash(&mut h);
+            h.finish()
+        });
+        let _ = write!(
+            s,
+            r##"<clipPath id="{clip}"><rect x="{PAD}" y="{PAD}" width="{}" height="{}"/></clipPath><g clip-path="url(#{clip})">"##,
+            W - 2.0 * PAD,
+            H - 2.0 * PAD
+        );
         if !self.band.is_empty() {
             let mut pts: Vec<String> = self
                 .band
@@ -188,7 +219,7 @@ impl Chart<'_> {
                 pts.join(" ")
             );
         }
-        s.push_str("</svg>");
+        s.push_str("</g></svg>");
         s
     }
 }
@@ -329,6 +360,43 @@ mod tests {
     }
 
     #[test]
+    fn the_elo_scale_follows_the_later_games_not_the_first_error_band() {
+        // ±600 after 2 games, then a band narrowing to 10 ± 5 over 1000 games.
+        let band: Vec<(f64, f64, f64)> = (1..=100)
+            .map(|i| {
+                let x = 10.0 * i as f64;
+                let half = if i == 1 {
+                    600.0
+                } else {
+                    5.0 + 100.0 / i as f64
+                };
+                (x, 10.0 - half, 10.0 + half)
+            })
+            .collect();
+        let chart = Chart {
+            title: "Elo",
+            lines: vec![("#000", band.iter().map(|b| (b.0, 10.0)).collect())],
+            band,
+            rules: vec![("#888", 0.0, "0".to_string())],
+        };
+        let svg = chart.svg();
+        let labels: Vec<f64> = svg
+            .split(r#"text-anchor="end" font-size="11">"#)
+            .skip(1)
+            .filter_map(|t| t.split('<').next()?.parse().ok())
+            .collect();
+        assert_eq!(labels.len(), 3, "{svg}");
+        assert!(
+            labels.iter().all(|y| y.abs() < 60.0),
+            "the scale is readable: {labels:?}"
+        );
+        assert!(
+            svg.contains("clip-path="),
+            "the first band is clipped, not drawn outside"
+        );
+    }
+
+    #[test]
     fn the_page_is_self_contained_with_both_charts() {
         let page = render(&snapshot(20));
         assert!(page.contains("http-equiv=\"refresh\""), "live: refreshes");
@@ -336,9 +404,11 @@ mod tests {
         assert!(!decided.contains("http-equiv"), "decided: no refresh");
         assert_eq!(page.matches("<svg").count(), 2);
         assert!(page.contains("Run &lt;x&gt;"));
-        for external in ["src=", "href=", "<script", "url("] {
+        for external in ["src=", "href=", "<script"] {
             assert!(!page.contains(external), "{external}");
         }
+        // Only references inside the page (the charts' clip paths).
+        assert_eq!(page.matches("url(").count(), page.matches("url(#").count());
         assert!(history(&snapshot(1000)).len() <= POINTS);
         assert!(history(&snapshot(0)).is_empty());
     }

@@ -78,8 +78,8 @@ pub fn run_tool(mut cmd: Command) -> CliResult<Output> {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(CliError::failure(format!(
-                    "{name} did not answer within {} s (is the Slurm controller up? `scontrol ping`); \
-                     set SPAR_SLURM_TIMEOUT=SECONDS to wait longer",
+                    "{name} did not answer within {} s (is the Slurm controller up? `scontrol \
+                     ping`; SPAR_SLURM_TIMEOUT=SECONDS waits longer)",
                     limit.as_secs_f64()
                 )));
             }
@@ -195,9 +195,8 @@ pub fn submit(s: &Submit) -> CliResult<String> {
         .arg(script);
     let out = run_tool(cmd).map_err(|e| {
         CliError::failure(format!(
-            "{}: the array may have been submitted all the same; `--resume` finds it by its \
-             job name {} (squeue --name {})",
-            e.message, s.name, s.name
+            "{}; if it queued the array all the same, --resume finds it by its job name {}",
+            e.message, s.name
         ))
     })?;
     let text = String::from_utf8_lossy(&out.stdout);
