@@ -168,7 +168,15 @@ mod tests {
     #[test]
     fn non_table_names_are_refused() {
         for bad in [
-            "KvK", "KRK", "KRvKX", "RvK", "KKvK", "KQQQQQQvK", "SOURCE", "vK", "",
+            "KvK",
+            "KRK",
+            "KRvKX",
+            "RvK",
+            "KKvK",
+            "KQQQQQQvK",
+            "SOURCE",
+            "vK",
+            "",
         ] {
             assert_eq!(TableName::parse(bad), None, "{bad}");
         }
