@@ -343,6 +343,40 @@ fn threads_share_one_set_of_tables() {
     }
 }
 
+#[test]
+fn damaged_real_tables_are_errors_naming_the_file() {
+    let Some(dir) = tables("damaged_real_tables_are_errors_naming_the_file") else {
+        return;
+    };
+    let work = std::env::temp_dir().join(format!("spar-tb-real-damage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("temp dir");
+    let read = |name: &str| std::fs::read(dir.join(name)).expect("read a table");
+    // Cut to about half, keeping the size a multiple of 64 plus 16.
+    let kqvk = read("KQvK.rtbw");
+    let half = (kqvk.len() / 2 - 16) / 64 * 64 + 16;
+    std::fs::write(work.join("KQvK.rtbw"), &kqvk[..half]).expect("write");
+    // Wrong magic.
+    let mut krvk = read("KRvK.rtbw");
+    krvk[0] ^= 0xFF;
+    std::fs::write(work.join("KRvK.rtbw"), &krvk).expect("write");
+    // The pawn flag cleared.
+    let mut kpvk = read("KPvK.rtbw");
+    kpvk[4] &= !2;
+    std::fs::write(work.join("KPvK.rtbw"), &kpvk).expect("write");
+    let tb = Tablebases::open(work.to_str().expect("utf-8")).expect("open");
+    for (fen, file, why) in [
+        ("8/8/8/4k3/8/8/8/4K2Q w - - 0 1", "KQvK.rtbw", "past"),
+        ("8/8/8/4k3/8/8/8/4K2R w - - 0 1", "KRvK.rtbw", "magic"),
+        ("8/8/8/4k3/8/8/1P6/4K3 w - - 0 1", "KPvK.rtbw", "pawn flag"),
+    ] {
+        let pos = Position::from_fen(fen).expect("test FEN");
+        let err = tb.probe_wdl(&pos).expect_err(file).to_string();
+        assert!(err.contains(file) && err.contains(why), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// Real table files to damage: with and without pawns, WDL and DTZ, symmetric or not.
 const VICTIMS: [(&str, [&str; 3]); 6] = [
     (
@@ -413,7 +447,7 @@ fn damage(original: &[u8], keep: u32, hits: &[(u32, u8, bool)]) -> Vec<u8> {
     }
     let len = (file.len() as u64 * u64::from(keep) / 1_000_000) as usize;
     // Keep the size check passing half the time, so that the header checks are reached.
-    let len = if keep % 2 == 0 && len >= 16 {
+    let len = if keep & 1 == 0 && len >= 16 {
         (len - 16) / 64 * 64 + 16
     } else {
         len
