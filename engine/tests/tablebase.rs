@@ -377,6 +377,39 @@ fn damaged_real_tables_are_errors_naming_the_file() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// WDL probes per second on one thread over random 3-4-piece positions (tables already
+/// mapped): `cargo test --profile ci -p engine --test tablebase -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn wdl_probe_speed() {
+    let Some(dir) = tables("wdl_probe_speed") else {
+        return;
+    };
+    let tb = Tablebases::open(dir.to_str().expect("utf-8 path")).expect("open");
+    let mut rng = SplitMix64::new(11);
+    let positions: Vec<Position> = (0..20_000)
+        .map(|i| random_position(&mut rng, 1 + i % 2))
+        .collect();
+    // Warm up: map and parse every table the positions need.
+    let mut wins = 0;
+    for pos in &positions {
+        wins += usize::from(tb.probe_wdl(pos).expect("probe") == Some(Wdl::Win));
+    }
+    let rounds = 10;
+    let start = std::time::Instant::now();
+    for _ in 0..rounds {
+        for pos in &positions {
+            std::hint::black_box(tb.probe_wdl(std::hint::black_box(pos)).expect("probe"));
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let probes = (rounds * positions.len()) as f64;
+    eprintln!(
+        "{probes} WDL probes in {seconds:.3} s: {:.0} probes/s on one thread ({wins} wins)",
+        probes / seconds
+    );
+}
+
 /// Real table files to damage: with and without pawns, WDL and DTZ, symmetric or not.
 const VICTIMS: [(&str, [&str; 3]); 6] = [
     (
