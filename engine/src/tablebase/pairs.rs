@@ -161,13 +161,15 @@ impl Pairs {
 
         let index_entries = positions.div_ceil(1u64 << idx_bits);
         let index_entries = usize::try_from(index_entries).map_err(|_| bad("table too large"))?;
-        let block_lengths = blocks + padding;
+        let too_large = bad("table too large");
+        let block_lengths = blocks.checked_add(padding).ok_or(too_large)?;
         let sizes = SectionSizes {
-            index: index_entries.checked_mul(6).ok_or(bad("table too large"))?,
-            sizes: block_lengths * 2,
-            data: blocks
-                .checked_mul(1usize << block_bits)
-                .ok_or(bad("table too large"))?,
+            index: index_entries.checked_mul(6).ok_or(too_large)?,
+            sizes: block_lengths.checked_mul(2).ok_or(too_large)?,
+            data: 1usize
+                .checked_shl(block_bits)
+                .and_then(|block| blocks.checked_mul(block))
+                .ok_or(too_large)?,
         };
         let next = symbols_at + 3 * count + (count & 1);
         let coded = Coded {
