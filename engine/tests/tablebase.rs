@@ -219,13 +219,15 @@ enum Expect {
     OutOfTables,
 }
 
-fn test_positions() -> Vec<(Position, Expect)> {
+/// The random test positions: `scale` × (10,000 with 3-4 pieces, 1,500 after a double push,
+/// 300 with 5 pieces, 200 with castling rights).
+fn test_positions(scale: usize) -> Vec<(Position, Expect)> {
     let mut rng = SplitMix64::new(0x5359_5a59_4759);
     let mut positions = Vec::new();
-    for i in 0..10_000 {
+    for i in 0..10_000 * scale {
         positions.push((random_position(&mut rng, 1 + i % 2), Expect::Oracle));
     }
-    for i in 0..1_500 {
+    for i in 0..1_500 * scale {
         // Two pawns and the kings, sometimes a fifth piece (then out of the tables).
         let extra = usize::from(i % 5 == 4);
         let expect = if extra == 0 {
@@ -235,10 +237,10 @@ fn test_positions() -> Vec<(Position, Expect)> {
         };
         positions.push((en_passant_position(&mut rng, extra), expect));
     }
-    for _ in 0..300 {
+    for _ in 0..300 * scale {
         positions.push((random_position(&mut rng, 3), Expect::OutOfTables));
     }
-    for _ in 0..200 {
+    for _ in 0..200 * scale {
         positions.push((castling_position(&mut rng), Expect::Oracle));
     }
     positions
@@ -250,7 +252,12 @@ fn wdl_and_dtz_agree_with_python_chess() {
     let Some(dir) = tables(TEST) else { return };
     let tb = Tablebases::open(dir.to_str().expect("utf-8 path")).expect("open the tables");
     assert_eq!(tb.max_pieces(), 4);
-    let positions = test_positions();
+    // SPAR_TB_SCALE=10 compares ten times as many positions (a longer campaign).
+    let scale = std::env::var("SPAR_TB_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let positions = test_positions(scale);
     let fens: Vec<String> = positions.iter().map(|(p, _)| p.to_fen()).collect();
     let Some(answers) = oracle(&dir, &fens) else {
         missing(
@@ -298,7 +305,7 @@ fn wdl_and_dtz_agree_with_python_chess() {
         mismatches[..mismatches.len().min(30)].join("\n")
     );
     assert!(
-        compared >= 10_000 && en_passant >= 500,
+        compared >= 10_000 * scale && en_passant >= 500 * scale,
         "too few positions compared"
     );
     // (The 3-4-piece tables have no cursed wins or blessed losses: those start at 5 pieces.)
