@@ -119,6 +119,16 @@ pub struct Tablebases {
     files: usize,
 }
 
+impl std::fmt::Debug for Tablebases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebases")
+            .field("files", &self.files)
+            .field("materials", &self.slots.len())
+            .field("max_pieces", &self.max_pieces)
+            .finish()
+    }
+}
+
 const _: () = {
     const fn shareable<T: Send + Sync>() {}
     shareable::<Tablebases>();
@@ -324,6 +334,10 @@ mod tests {
         fs::write(dir.join("KQvK.rtbw"), [0x71, 0xE8, 0x23, 0x5D, 0, 0]).unwrap();
         let tb = Tablebases::open(dir.to_str().unwrap()).unwrap();
         assert_eq!((tb.max_pieces(), tb.file_count()), (3, 2));
+        assert_eq!(
+            format!("{tb:?}"),
+            "Tablebases { files: 2, materials: 2, max_pieces: 3 }"
+        );
         for (fen, file) in [
             ("8/8/8/4k3/8/8/8/4K2R w - - 0 1", "KRvK.rtbw"),
             ("8/8/8/4k3/8/8/8/4K2Q b - - 0 1", "KQvK.rtbw"),
