@@ -542,6 +542,9 @@ impl Table {
         // through bounds-checked slice accesses. (Mapping instead of reading the file is
         // what makes 7-piece sets, 18 TB, usable at all.)
         let bytes = unsafe { Mmap::map(&file) }.map_err(io)?;
+        // Probes read a few scattered blocks: no read-ahead. (Only a hint; errors are moot.)
+        #[cfg(unix)]
+        let _ = bytes.advise(memmap2::Advice::Random);
         let layout = Layout::parse(&bytes, name, kind).map_err(|c| c.at(path))?;
         Ok(Table {
             path: path.to_path_buf(),
