@@ -10,6 +10,7 @@
 //! - [`nnue`]: the NNUE evaluation and its network format.
 //! - [`params`]: the `tunable!` registry of search and evaluation parameters.
 //! - [`track`]: `track!` instrumentation sites and their statistics.
+//! - [`tablebase`]: Syzygy endgame tablebase probing (WDL and DTZ).
 //! - [`bench`]: the fixed-depth bench and its node signature.
 //! - [`uci`]: the UCI protocol loop.
 #![deny(missing_docs)]
@@ -24,6 +25,7 @@ pub mod perft;
 pub mod position;
 pub mod rng;
 pub mod search;
+pub mod tablebase;
 pub mod track;
 pub mod types;
 pub mod uci;
