@@ -381,6 +381,20 @@ fn damaged_real_tables_are_errors_naming_the_file() {
         let err = tb.probe_wdl(&pos).expect_err(file).to_string();
         assert!(err.contains(file) && err.contains(why), "{err}");
     }
+    // Checked up front too: the first damaged file (in name order) is named.
+    let err = Tablebases::open(work.to_str().expect("utf-8"))
+        .expect("open")
+        .verify()
+        .expect_err("damaged")
+        .to_string();
+    assert!(err.contains("KPvK.rtbw"), "{err}");
+    let whole = Tablebases::open(dir.to_str().expect("utf-8")).expect("open");
+    whole.verify().expect("the real tables are whole");
+    let files = whole.files();
+    assert_eq!(files.len(), whole.file_count());
+    assert!(files
+        .iter()
+        .any(|(p, len)| p.ends_with("KQvK.rtbw") && *len == kqvk.len() as u64));
     let _ = std::fs::remove_dir_all(&work);
 }
 

@@ -242,6 +242,38 @@ impl Tablebases {
         self.files
     }
 
+    /// Maps and checks every table found (its magic, header and section sizes), so that a
+    /// damaged or truncated file is reported now rather than at the first probe that needs
+    /// it; the first error, naming its file.
+    pub fn verify(&self) -> Result<(), TbError> {
+        for slot in &self.slots {
+            if let Some(t) = &slot.wdl {
+                t.get(&slot.name, Kind::Wdl)?;
+            }
+            if let Some(t) = &slot.dtz {
+                t.get(&slot.name, Kind::Dtz)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every table file in use (the first found of each name), with its size in bytes, by
+    /// path: what a cluster run pins so that every node probes the same tables.
+    pub fn files(&self) -> Vec<(PathBuf, u64)> {
+        let mut files: Vec<(PathBuf, u64)> = self
+            .slots
+            .iter()
+            .flat_map(|s| [&s.wdl, &s.dtz])
+            .flatten()
+            .map(|t| {
+                let len = fs::metadata(&t.path).map_or(0, |m| m.len());
+                (t.path.clone(), len)
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
     /// Whether a WDL table (and a DTZ table too, if `dtz`) covers the position's material.
     fn covers(&self, pos: &Position, dtz: bool) -> bool {
         let pieces = pos.occupied().count();
