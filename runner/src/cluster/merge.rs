@@ -18,6 +18,7 @@ use super::records::{Conflict, Records};
 use crate::cli::OutputArgs;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::{write_atomically, write_bytes_atomically};
+use crate::files::input::read_bounded;
 use crate::files::match_files::game_ends as pgn_game_ends;
 use crate::files::paths::PathCheck;
 use crate::files::position_dump::parse_spec;
@@ -219,7 +220,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         let mut texts = Vec::with_capacity(records.shards.len());
         for i in 0..records.shards.len() as u64 {
             let p = super::shard_pgn(dir, i);
-            let text = std::fs::read(&p).unwrap_or_default();
+            let text = shard_bytes(&p)?;
             let ends = pgn_game_ends(&text)
                 .ok_or_else(|| CliError::failure(format!("{}: not a spar PGN", p.display())))?;
             texts.push((text, ends));
@@ -282,6 +283,15 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
     })
 }
 
+/// A shard's PGN or positions file (empty when the shard has written none): a regular file
+/// only, never a device or pipe that could be read without end.
+fn shard_bytes(path: &Path) -> CliResult<Vec<u8>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(Vec::new());
+    }
+    read_bounded(path, "a shard's record", u64::MAX >> 1).map_err(|e| CliError::failure(e.message))
+}
+
 fn write_out(path: &Path, flag: &str, bytes: &[u8]) -> CliResult {
     write_bytes_atomically(path, bytes)
         .map_err(|e| CliError::failure(format!("cannot write {flag} {}: {e}", path.display())))
@@ -322,7 +332,7 @@ fn write_training(
     if let Some(vf_out) = &out_paths.viriformat {
         let mut data = Vec::with_capacity(shards.len());
         for (p, e) in in_paths.iter().zip(&ends) {
-            let bytes = std::fs::read(p.viriformat.as_ref().expect("path")).unwrap_or_default();
+            let bytes = shard_bytes(p.viriformat.as_ref().expect("path"))?;
             data.push((bytes, spans(&e.viriformat)));
         }
         let mut out = Vec::new();
@@ -336,7 +346,7 @@ fn write_training(
     if let (Some(t_out), Some(i_out)) = (&out_paths.text, &out_paths.index) {
         let mut data = Vec::with_capacity(shards.len());
         for (p, e) in in_paths.iter().zip(&ends) {
-            let bytes = std::fs::read(p.text.as_ref().expect("path")).unwrap_or_default();
+            let bytes = shard_bytes(p.text.as_ref().expect("path"))?;
             data.push((bytes, spans(&e.text)));
         }
         let (mut out, mut index) = (Vec::new(), String::new());

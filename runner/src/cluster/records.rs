@@ -391,6 +391,18 @@ impl Records {
         };
         if let Some((_, format)) = &self.datagen {
             let path = super::shard_positions(&self.dir, i as u64);
+            for p in [format.paths(&path).viriformat, format.paths(&path).text]
+                .into_iter()
+                .flatten()
+            {
+                if std::fs::metadata(&p).is_ok_and(|m| !m.is_file()) {
+                    return Err(CliError::failure(format!(
+                        "{} is not a regular file (a device, pipe or directory): a shard's record \
+                         must be the file the shard wrote; move it away and play shard {i} again",
+                        p.display()
+                    )));
+                }
+            }
             let ends = game_ends(&path, *format).map_err(CliError::failure)?;
             d.done = match format {
                 Format::Text => ends.text.len(),
