@@ -436,6 +436,58 @@ mod tests {
         );
     }
 
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// Any field of a valid manifest set to any JSON value (numbers at the limits,
+            /// strings, nulls, arrays, objects), or its text cut or a byte flipped: read and
+            /// checked without a panic or an allocation abort; what passes is sane.
+            #[test]
+            fn damaged_manifests_are_errors_not_panics(
+                field in 0usize..16,
+                value in prop_oneof![
+                    any::<u64>().prop_map(serde_json::Value::from),
+                    any::<i64>().prop_map(serde_json::Value::from),
+                    any::<f64>().prop_map(|f| serde_json::json!(f)),
+                    ".{0,12}".prop_map(serde_json::Value::from),
+                    Just(serde_json::Value::Null),
+                    Just(serde_json::json!([])),
+                    Just(serde_json::json!({"x": 1})),
+                ],
+                cut in 0usize..4096,
+                flip in 0usize..4096,
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let mut v = serde_json::to_value(manifest(dir.path())).unwrap();
+                let keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+                let key = &keys[field % keys.len()];
+                v[key] = value;
+                let text = v.to_string();
+                let mut flipped = text.clone().into_bytes();
+                let i = flip % flipped.len();
+                flipped[i] ^= 0x55;
+                for bytes in [
+                    text.clone().into_bytes(),
+                    text.as_bytes()[..cut.min(text.len())].to_vec(),
+                    flipped,
+                ] {
+                    std::fs::write(Manifest::path(dir.path()), &bytes).unwrap();
+                    if let Ok(m) = Manifest::read(dir.path()) {
+                        prop_assert!(m.shards >= 1 && m.shards <= MAX_SHARDS);
+                        prop_assert!(m.total.is_none_or(|t| (1..=MAX_TOTAL).contains(&t)));
+                        let _ = m.verify(dir.path());
+                        let _ = crate::cluster::records::Records::new(dir.path(), &m)
+                            .and_then(|mut r| r.refresh());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn another_version_or_binary_is_refused() {
         let dir = tempfile::tempdir().unwrap();

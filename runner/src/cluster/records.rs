@@ -622,6 +622,48 @@ mod tests {
         );
     }
 
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// A shard record cut anywhere, with bytes flipped or garbage appended, read
+            /// fresh and incrementally: an error or a count, never a panic; only the run's
+            /// own pairs are counted.
+            #[test]
+            fn damaged_shard_records_are_errors_not_panics(
+                cut in 0usize..2000,
+                flips in proptest::collection::vec((0usize..2000, any::<u8>()), 0..4),
+                tail in proptest::collection::vec(any::<u8>(), 0..64),
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let mut text = String::from(HEAD);
+                for k in [0u64, 2, 4, 6] {
+                    text += &(row(k, 0, "1-0") + &row(k, 1, "1/2-1/2"));
+                }
+                let mut bytes = text.into_bytes();
+                write_shard(dir.path(), 0, String::new());
+                let p = super::super::super::shard_results(dir.path(), 0);
+                let mut r = records(dir.path(), 2, Some(8));
+                for (i, b) in &flips {
+                    let n = bytes.len();
+                    bytes[i % n] ^= b;
+                }
+                bytes.truncate(cut.min(bytes.len()));
+                std::fs::write(&p, &bytes).unwrap();
+                let _ = r.refresh();
+                bytes.extend_from_slice(&tail);
+                std::fs::write(&p, &bytes).unwrap();
+                if r.refresh().is_ok() {
+                    let (pairs, _) = r.pairs();
+                    prop_assert!(pairs.keys().all(|k| k % 2 == 0 && *k < 8));
+                }
+            }
+        }
+    }
+
     #[test]
     fn appended_rows_are_read_incrementally_and_a_cut_file_again() {
         let dir = tempfile::tempdir().unwrap();
