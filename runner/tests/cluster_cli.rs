@@ -1084,9 +1084,29 @@ fn shim(dir: &Path, name: &str, script: &str) {
     Command::new("chmod").arg("+x").arg(&path).status().unwrap();
 }
 
-fn with_shims(c: &mut Command, shims: &Path) {
+/// Runs `spar LINE` in `d` with a stand-in `tool` (see [`shim`]) first on `PATH` (in
+/// `d/NAME`) and `SPAR_SLURM_TIMEOUT` set to `timeout` seconds; its output and how long it
+/// took.
+fn with_shim(
+    d: &Path,
+    conf: &str,
+    tool: &str,
+    script: &str,
+    timeout: &str,
+    line: &str,
+) -> (Output, Duration) {
+    let shims = d.join(format!("shim-{tool}"));
+    std::fs::create_dir(&shims).unwrap();
+    shim(&shims, tool, script);
     let path = std::env::var("PATH").unwrap_or_default();
-    c.env("PATH", format!("{}:{path}", shims.display()));
+    let started = Instant::now();
+    let o = spar_at(d, conf)
+        .env("PATH", format!("{}:{path}", shims.display()))
+        .env("SPAR_SLURM_TIMEOUT", timeout)
+        .args(argv(line))
+        .output()
+        .unwrap();
+    (o, started.elapsed())
 }
 
 /// Issue 24, classes 6 and 7: a transient `squeue` failure is retried and the run finishes;
@@ -1102,22 +1122,15 @@ fn slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge() {
     let d = dir.path();
     let each = "--each nodes=200 --games 12 --seed 5";
 
-    let shims = d.join("flaky");
-    std::fs::create_dir(&shims).unwrap();
-    shim(
-        &shims,
+    // Call 0 looks for arrays to adopt; the next two (the first polls) fail.
+    let (o, _) = with_shim(
+        d,
+        &conf,
         "squeue",
-        // Call 0 looks for arrays to adopt; the next two (the first polls) fail.
         "if [ $N -ge 1 ] && [ $N -le 2 ]; then echo 'squeue: error: fake outage' >&2; exit 1; fi\nexec $REAL \"$@\"",
+        "120",
+        &format!("{MATCH} {each} --slurm --run-dir flaky --shards 2 --results f.csv"),
     );
-    let mut c = spar_at(d, &conf);
-    with_shims(&mut c, &shims);
-    let o = c
-        .args(argv(&format!(
-            "{MATCH} {each} --slurm --run-dir flaky --shards 2 --results f.csv"
-        )))
-        .output()
-        .unwrap();
     let out = ok(&o);
     assert!(out.contains("Score of dev vs base"), "{out}");
     assert!(
@@ -1127,21 +1140,16 @@ fn slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge() {
     );
     assert_eq!(lines_in(&d.join("f.csv")), 13, "6 pairs");
 
-    let shims = d.join("hang");
-    std::fs::create_dir(&shims).unwrap();
-    shim(&shims, "scancel", "sleep 60");
-    let mut c = spar_at(d, &conf);
-    with_shims(&mut c, &shims);
-    let started = Instant::now();
-    let o = c
-        .env("SPAR_SLURM_TIMEOUT", "2")
-        .args(argv(&format!(
-            "{MATCH} {each} --slurm --run-dir hang --shards 2 --results h.csv"
-        )))
-        .output()
-        .unwrap();
+    let (o, took) = with_shim(
+        d,
+        &conf,
+        "scancel",
+        "sleep 60",
+        "2",
+        &format!("{MATCH} {each} --slurm --run-dir hang --shards 2 --results h.csv"),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(started.elapsed() < Duration::from_secs(50), "cut off");
+    assert!(took < Duration::from_secs(50), "cut off");
     assert!(
         stdout(&o).contains("Score of dev vs base"),
         "merged all the same"
@@ -1156,21 +1164,16 @@ fn slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge() {
     assert!(d.join("hang/STOP").exists());
     assert!(queue_clears(&conf, d, Duration::from_secs(30)));
 
-    let shims = d.join("stuck");
-    std::fs::create_dir(&shims).unwrap();
-    shim(&shims, "sbatch", "sleep 60");
-    let mut c = spar_at(d, &conf);
-    with_shims(&mut c, &shims);
-    let started = Instant::now();
-    let o = c
-        .env("SPAR_SLURM_TIMEOUT", "1")
-        .args(argv(&format!(
-            "{MATCH} {each} --slurm --run-dir stuck --shards 2"
-        )))
-        .output()
-        .unwrap();
+    let (o, took) = with_shim(
+        d,
+        &conf,
+        "sbatch",
+        "sleep 60",
+        "1",
+        &format!("{MATCH} {each} --slurm --run-dir stuck --shards 2"),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(took < Duration::from_secs(30));
     let why = stderr(&o);
     assert!(why.contains("sbatch did not answer within 1 s"), "{why}");
     assert!(why.contains("--resume finds it by its job name"), "{why}");

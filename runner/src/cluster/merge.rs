@@ -21,7 +21,7 @@ use crate::files::atomic::{write_atomically, write_bytes_atomically};
 use crate::files::input::read_bounded;
 use crate::files::match_files::game_ends as pgn_game_ends;
 use crate::files::paths::PathCheck;
-use crate::files::position_dump::parse_spec;
+use crate::files::position_dump::spec_of;
 use crate::files::run_record;
 use crate::play::ordered::Stride;
 use crate::summary::{self, MatchInfo, OutputFormat};
@@ -83,8 +83,7 @@ pub fn outputs(
     }
     let run: MatchOutputs =
         serde_json::from_value(manifest.args.clone()).map_err(|e| bad(e.to_string()))?;
-    if let Some(words) = &run.files.dump_positions {
-        let spec = parse_spec(words).map_err(CliError::usage)?;
+    if let Some(spec) = spec_of(run.files.dump_positions.as_deref())? {
         training("--dump-positions", spec.format, &spec.path);
     }
     let files = files.unwrap_or(&run.files);
@@ -199,13 +198,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         write_out(&path, "--results", &out)?;
         // The record a local run keeps beside its CSV, so that `spar status` (and a local
         // `--resume`) know the plan: the number of pairs, the SPRT.
-        let dump = outputs
-            .files
-            .dump_positions
-            .as_deref()
-            .map(parse_spec)
-            .transpose()
-            .map_err(CliError::usage)?;
+        let dump = spec_of(outputs.files.dump_positions.as_deref())?;
         let fields =
             crate::cmd::matches::record_fields(plan, files.pgnout.is_some(), dump.as_ref());
         let mut extra = serde_json::Map::new();
@@ -240,8 +233,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         }
         write_out(&at(manifest, path), "--pgnout", &out)?;
     }
-    if let Some(words) = &files.dump_positions {
-        let spec = parse_spec(words).map_err(CliError::usage)?;
+    if let Some(spec) = spec_of(files.dump_positions.as_deref())? {
         let shards: Vec<PathBuf> = (0..records.shards.len() as u64)
             .map(|i| super::shard_positions(dir, i))
             .collect();

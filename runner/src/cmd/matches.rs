@@ -17,7 +17,7 @@ use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::match_files::{MatchFiles, OpenFiles};
 use crate::files::paths::PathCheck;
-use crate::files::position_dump::{parse_spec, DumpSpec};
+use crate::files::position_dump::{spec_of, DumpSpec};
 use crate::files::run_record::{self, Field};
 use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest, Run};
@@ -437,13 +437,7 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
 
 /// The `--dump-positions` spec, after [`check_paths`] of every file the match touches.
 fn checked_paths(args: &MatchArgs) -> CliResult<Option<DumpSpec>> {
-    let dump_spec = args
-        .files
-        .dump_positions
-        .as_deref()
-        .map(parse_spec)
-        .transpose()
-        .map_err(CliError::usage)?;
+    let dump_spec = spec_of(args.files.dump_positions.as_deref())?;
     check_paths(args, dump_spec.as_ref())?;
     Ok(dump_spec)
 }

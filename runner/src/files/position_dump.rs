@@ -35,6 +35,14 @@ const USAGE: &str = "--dump-positions FILE [format=viriformat|text|both] [min-pl
 
 /// Parses `FILE [format=viriformat|text|both] [min-ply=N] [max-score=CP] [keep-check=B]
 /// [keep-tactical=B]`.
+/// The spec of an optional `--dump-positions` (a usage error when it does not parse).
+pub fn spec_of(words: Option<&[String]>) -> crate::error::CliResult<Option<DumpSpec>> {
+    words
+        .map(parse_spec)
+        .transpose()
+        .map_err(crate::error::CliError::usage)
+}
+
 pub fn parse_spec(words: &[String]) -> Result<DumpSpec, String> {
     let mut path = None;
     let mut format = Format::Viriformat;
