@@ -8,22 +8,27 @@
 //! runner ([`crate::play::ordered`]) and written in index order, so the files are the same
 //! at any concurrency, and `--resume` continues with the next index.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use data::book::{Book, BookOptions};
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{self, FileKind};
+use engine::nnue::{rule, Net};
 use engine::search::Evaluation;
 
 use crate::cli::{BookArgs, EngineArgs, RunArgs, SlurmArgs};
 use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::manifest::sha256_file;
 use crate::cluster::shard::ShardRun;
 use crate::engines::player::BuiltinPlayer;
+use crate::engines::variant::Variant;
 use crate::error::{CliError, CliResult};
 use crate::files::kill_point;
+use crate::files::lock::lock_output;
 use crate::files::paths::PathCheck;
 use crate::files::run_record::{self, Field};
 use crate::interrupt;
@@ -128,6 +133,9 @@ pub fn run(args: DatagenArgs) -> CliResult {
     }
     args.slurm.check_local()?;
     let plan = plan(&args)?;
+    // One writer per --out (and its FILE.txt, FILE.idx, record): a second run on the same
+    // files is refused here, before any game; the kernel frees the lock when this ends.
+    let _lock = lock_output(&plan.out, "--out")?;
     generate(&args, &plan, None)
 }
 
@@ -245,6 +253,8 @@ fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> 
 /// Everything checked before the first game.
 struct Plan {
     out: PathBuf,
+    /// The SHA-256 of the `--eval-file` network (`None`: the embedded net or HCE).
+    net_sha256: Option<String>,
     format: Format,
     filter: TextFilter,
     target: Target,
@@ -284,9 +294,15 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     if args.hash == 0 {
         return Err(CliError::usage("--hash must be at least 1 MiB"));
     }
+    let evaluation = Evaluation::parse(&args.eval).map_err(CliError::usage)?;
+    let eval_file = args.eval_file.as_ref().map(|f| f.to_string_lossy());
+    rule::check(evaluation, eval_file.as_deref(), &rule::FLAGS).map_err(CliError::usage)?;
     let mut check = PathCheck::new();
     if let Some(book) = &args.book {
         check.input("--book", book);
+    }
+    if let Some(f) = net_file(args) {
+        check.input("--eval-file", f);
     }
     let paths = format.paths(&out);
     for p in [paths.viriformat, paths.text, paths.index]
@@ -297,6 +313,15 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     }
     check.output("--out record", run_record::path_for(&out));
     check.check()?;
+    // The network is loaded here, so that its errors name --eval-file (datagen's option),
+    // and handed to the engine as such.
+    let net = net_file(args)
+        .map(|f| {
+            Net::load(f)
+                .map(Arc::new)
+                .map_err(|e| CliError::usage(format!("--eval-file {e}")))
+        })
+        .transpose()?;
     // The one run plan: a single builtin engine playing itself at the node limit.
     let engines = EngineArgs {
         engines: Vec::new(),
@@ -305,20 +330,8 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             format!("nodes={}", args.nodes),
             format!("option.Hash={}", args.hash),
             format!("option.Eval={}", args.eval),
-        ]
-        .into_iter()
-        .chain(
-            args.eval_file
-                .as_ref()
-                .map(|f| format!("option.EvalFile={}", f.display())),
-        )
-        .collect(),
+        ],
     };
-    if args.eval_file.is_some() && args.eval != "nnue" {
-        return Err(CliError::usage(
-            "--eval-file is the network of --eval nnue: add --eval nnue",
-        ));
-    }
     let (plan, run) = MatchPlan::build(&PlanRequest {
         engines: &engines,
         seats: 0..=0,
@@ -341,6 +354,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         (None, false) => Source::StartPosition,
     };
     Ok(Plan {
+        net_sha256: net_sha256(args)?,
         out,
         format,
         filter: TextFilter {
@@ -355,7 +369,10 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             source,
             random_plies: args.random_plies,
             opening_limit: args.opening_limit.min(i32::MAX as u32) as i32,
-            variant: run.variants[0].clone(),
+            variant: Variant {
+                net,
+                ..run.variants[0].clone()
+            },
             adjudication: TrainingRules::default(),
             seed: plan.seed,
         },
@@ -433,18 +450,30 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
         ),
         Field::new("hash", "--hash", args.hash.into()),
         Field::new("eval", "--eval", args.eval.clone().into()),
-        Field::new("eval-file", "--eval-file", net_identity(args).into()),
+        Field::new(
+            "eval-file-sha256",
+            "--eval-file",
+            plan.net_sha256.clone().into(),
+        ),
     ]
 }
 
+/// The network file of `--eval-file` (`None`: the embedded net, also for an empty value).
+fn net_file(args: &DatagenArgs) -> Option<&Path> {
+    args.eval_file
+        .as_deref()
+        .filter(|f| !rule::is_embedded(&f.to_string_lossy()))
+}
+
 /// What identifies the network of the run: `None` for the embedded net (or HCE), else the
-/// file's path and its stored checksum, so a resume with a changed file is refused.
-fn net_identity(args: &DatagenArgs) -> Option<String> {
-    let path = args.eval_file.as_ref()?;
-    let bytes = std::fs::read(path).ok()?;
-    let sum = bytes.len().checked_sub(8).map(|at| &bytes[at..])?;
-    let hex: String = sum.iter().rev().map(|b| format!("{b:02x}")).collect();
-    Some(format!("{} (checksum {hex})", path.display()))
+/// SHA-256 of the file's bytes, so a resume with a changed file is refused and one with a
+/// byte-identical copy at another path is not.
+fn net_sha256(args: &DatagenArgs) -> CliResult<Option<String>> {
+    net_file(args)
+        .map(|f| {
+            sha256_file(f).map_err(|e| CliError::usage(format!("--eval-file {}: {e}", f.display())))
+        })
+        .transpose()
 }
 
 fn generate(args: &DatagenArgs, plan: &Plan, shard: Option<&ShardRun>) -> CliResult {
