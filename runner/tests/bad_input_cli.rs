@@ -77,17 +77,25 @@ fn resources_huge_concurrency_and_endless_inputs() {
     ));
     assert!(ok(&o).contains("Score of a vs b"), "{}", stdout(&o));
 
-    // Endless files: a bounded read, one line, exit 2.
-    for line in [
-        match_each("nodes=100 --book /dev/zero"),
-        "match --engine name=a params=/dev/zero --engine name=b --each nodes=100 --games 2".into(),
-        "report --from /dev/zero".into(),
-        "perft --suite /dev/zero".into(),
-        "tune --plot /dev/zero".into(),
+    // Endless files: refused before any read when a command checks its inputs (issue 24:
+    // a FIFO would block the open), else a bounded read; one line, exit 2.
+    for (line, why) in [
+        (
+            match_each("nodes=100 --book /dev/zero"),
+            "is not a regular file",
+        ),
+        (
+            "match --engine name=a params=/dev/zero --engine name=b --each nodes=100 --games 2"
+                .into(),
+            "is not a regular file",
+        ),
+        ("report --from /dev/zero".into(), "is not a regular file"),
+        ("perft --suite /dev/zero".into(), "longer than"),
+        ("tune --plot /dev/zero".into(), "is not a regular file"),
     ] {
         let o = run_quickly(&argv(&line));
         usage_error(&o, "/dev/zero");
-        assert!(stderr(&o).contains("longer than"), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{line}: {}", stderr(&o));
     }
     // Endless or bottomless files as the records a resume reads back: refused up front
     // (the old spar hung reading /dev/zero or writing /dev/full).

@@ -222,6 +222,8 @@ pub fn run_shard(args: serde_json::Value, shard: &ShardRun) -> CliResult {
 
 fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> CliResult {
     let shown = path.display();
+    // Read twice (the format guess, then the records): a regular file only.
+    crate::files::input::regular(path, "--inspect")?;
     let kind = match format {
         None => {
             inspect::detect(path).map_err(|e| CliError::usage(format!("--inspect {shown}: {e}")))?

@@ -15,6 +15,7 @@ use crate::cluster::shard::ShardRun;
 use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::lock::{lock_output, Lock};
 use crate::files::match_files::{MatchFiles, OpenFiles};
 use crate::files::paths::PathCheck;
 use crate::files::position_dump::{parse_spec, DumpSpec};
@@ -105,7 +106,28 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             "--resume needs --results FILE: the record the run continues from",
         ));
     }
+    let _locks = lock_outputs(&args)?;
     play(args, is_sprt, None)
+}
+
+/// One writer per file a local run appends to and resumes from (`--results`, `--pgnout`,
+/// `--dump-positions`): a second run on any of them is refused before any game, after the
+/// checks of the paths themselves. The kernel frees the locks when this process ends.
+fn lock_outputs(args: &MatchArgs) -> CliResult<Vec<Lock>> {
+    let dump = checked_paths(args)?;
+    let f = &args.files;
+    let outputs = [
+        ("--results", f.results.as_deref()),
+        ("--pgnout", f.pgnout.as_deref()),
+        ("--dump-positions", dump.as_ref().map(|d| d.path.as_path())),
+    ];
+    let mut locks = Vec::new();
+    for (flag, path) in outputs {
+        if let Some(lock) = path.map(|p| lock_output(p, flag)).transpose()?.flatten() {
+            locks.push(lock);
+        }
+    }
+    Ok(locks)
 }
 
 /// Plays shard `shard.index` of a cluster run: the pairs I, I+N, … of the manifest's match

@@ -80,10 +80,25 @@ impl PathCheck {
         self
     }
 
-    /// Both checks: [`PathCheck::collisions`], then [`PathCheck::writable`].
+    /// All three checks: [`PathCheck::inputs`], [`PathCheck::collisions`], then
+    /// [`PathCheck::writable`].
     pub fn check(&self) -> CliResult {
+        self.inputs()?;
         self.collisions()?;
         self.writable()
+    }
+
+    /// Every input that exists is a regular file: a FIFO with no writer would block its
+    /// open forever, a device like `/dev/zero` never ends, a pipe cannot be read twice (the
+    /// format guess, then the parse), and a directory is no file. A missing input is left
+    /// to its reader, whose message names it.
+    pub fn inputs(&self) -> CliResult {
+        for f in self.files.iter().filter(|f| !f.output) {
+            if std::fs::metadata(&f.path).is_ok() {
+                crate::files::input::regular(&f.path, &f.flag)?;
+            }
+        }
+        Ok(())
     }
 
     /// No output is the same file as another input or output.
