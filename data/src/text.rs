@@ -72,6 +72,10 @@ impl fmt::Display for TextError {
                  (give the text file, one record per line)"
             ),
             TextErrorKind::NotUtf8 => write!(f, "{at}: not UTF-8 text (save the file as UTF-8)"),
+            // Refused before any read (not a regular file): no "read error".
+            TextErrorKind::Io(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                write!(f, "{at}: {e}")
+            }
             TextErrorKind::Io(e) => write!(f, "{at}: read error: {e}"),
             TextErrorKind::TooBig(max) => write!(
                 f,

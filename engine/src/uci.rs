@@ -292,9 +292,13 @@ impl Session {
                 "info string setoption needs 'name <id> [value <x>]'",
             );
         };
+        // `value` with nothing after it (a GUI clearing a string option) is an empty value.
         let (name, value) = match after_name.split_once(" value ") {
             Some((n, v)) => (n.trim(), Some(v.trim())),
-            None => (after_name.trim(), None),
+            None => match after_name.strip_suffix(" value") {
+                Some(n) => (n.trim(), Some("")),
+                None => (after_name.trim(), None),
+            },
         };
         self.stop_search();
         let number = |v: Option<&str>| v.and_then(|v| v.parse::<i64>().ok());

@@ -313,7 +313,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     {
         check.record("--out", p);
     }
-    check.output("--out record", run_record::path_for(&out));
+    check.record("--out record", run_record::path_for(&out));
     check.check()?;
     // The network is loaded here, so that its errors name --eval-file (datagen's option),
     // and handed to the engine as such.

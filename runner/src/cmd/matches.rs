@@ -468,7 +468,7 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     let f = &args.files;
     if let Some(r) = &f.results {
         check.record("--results", r);
-        check.output("--results record", run_record::path_for(r));
+        check.record("--results record", run_record::path_for(r));
     }
     if let Some(p) = &f.pgnout {
         check.output("--pgnout", p);

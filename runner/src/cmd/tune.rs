@@ -105,7 +105,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     check.book_words(args.book.book.as_deref());
     if let Some(c) = &args.csv {
         check.record("--csv", c);
-        check.output("--csv record", run_record::path_for(c));
+        check.record("--csv record", run_record::path_for(c));
     }
     if let Some(o) = &args.out {
         check.output("--out", o);
