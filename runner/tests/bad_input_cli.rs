@@ -368,3 +368,42 @@ fn devices_fifos_and_pipes_are_refused_where_a_file_is_read() {
     let o = child.wait_with_output().unwrap();
     usage_error(&o, "not a regular file");
 }
+
+/// Issue 24: `--book FILE start=K` past the end of the book once wrapped around without a
+/// word; every command that takes `--book` refuses it, naming the book's length.
+#[test]
+fn a_book_start_past_its_end_is_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("b.epd");
+    std::fs::write(
+        &book,
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq -\n",
+    )
+    .unwrap();
+    let b = path_str(&book);
+    let d = path_str(dir.path());
+    let pgn = dir.path().join("g.pgn");
+    let lines = [
+        format!("{} --book {b} start=4 --pgnout {}", match_each("nodes=100"), path_str(&pgn)),
+        format!("sprt --engine name=a --engine name=b --each nodes=100 --book {b} order=sequential start=9 --pgnout {}", path_str(&pgn)),
+        format!("tune --param rfp_margin --each nodes=100 --iterations 1 --book {b} start=4"),
+        format!("report --engine name=a --each nodes=100 --games 2 --book {b} start=4 --out {d}/rep"),
+    ];
+    for line in &lines {
+        let o = run_quickly(&argv(line));
+        usage_error(&o, "openings: give start=1 to start=3");
+        assert!(
+            stderr(&o).contains("the book has 3 openings"),
+            "{line}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!pgn.exists(), "no game was played");
+    // The last opening is still a start.
+    ok(&run_quickly(&argv(&format!(
+        "{} --book {b} start=3",
+        match_each("nodes=100")
+    ))));
+}
