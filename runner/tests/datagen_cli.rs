@@ -474,6 +474,8 @@ fn a_second_run_on_the_same_out_is_refused_while_the_first_runs() {
             "--quiet",
             "--concurrency",
             "1",
+            "--format",
+            "both",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -496,6 +498,10 @@ fn a_second_run_on_the_same_out_is_refused_while_the_first_runs() {
         usage_error(&o, "in use by another spar (pid");
         assert!(stderr(&o).contains("--out"), "{}", stderr(&o));
     }
+    // The first run's text file under another name and format is the same file.
+    let txt = dir.path().join("one.vf.txt");
+    let o = datagen(&txt, &["--games", "5", "--format", "text", "--resume"]);
+    usage_error(&o, "in use by another spar (pid");
     // The first run is unaffected: still running, still writing whole games.
     let before = std::fs::metadata(&out).unwrap().len();
     let t0 = Instant::now();
@@ -516,7 +522,15 @@ fn a_second_run_on_the_same_out_is_refused_while_the_first_runs() {
     let target = (present + 1).to_string();
     let o = datagen(
         &out,
-        &["--games", &target, "--resume", "--concurrency", "1"],
+        &[
+            "--games",
+            &target,
+            "--resume",
+            "--concurrency",
+            "1",
+            "--format",
+            "both",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     // Every record decodes: nothing of the refused runs is in the file.

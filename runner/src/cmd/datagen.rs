@@ -133,9 +133,14 @@ pub fn run(args: DatagenArgs) -> CliResult {
     }
     args.slurm.check_local()?;
     let plan = plan(&args)?;
-    // One writer per --out (and its FILE.txt, FILE.idx, record): a second run on the same
-    // files is refused here, before any game; the kernel frees the lock when this ends.
-    let _lock = lock_output(&plan.out, "--out")?;
+    // One writer per file of --out (the viriformat file and the text file, whose index
+    // follows it): a second run on any of them, whatever its --format, is refused here,
+    // before any game; the kernel frees the locks when this process ends.
+    let paths = plan.format.paths(&plan.out);
+    let mut locks = Vec::new();
+    for p in [&paths.viriformat, &paths.text].into_iter().flatten() {
+        locks.extend(lock_output(p, "--out")?);
+    }
     generate(&args, &plan, None)
 }
 

@@ -1,7 +1,7 @@
 //! `spar match` and `spar sprt`: parallel self-play between two engine variants.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -116,16 +116,23 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
 fn lock_outputs(args: &MatchArgs) -> CliResult<Vec<Lock>> {
     let dump = checked_paths(args)?;
     let f = &args.files;
-    let outputs = [
-        ("--results", f.results.as_deref()),
-        ("--pgnout", f.pgnout.as_deref()),
-        ("--dump-positions", dump.as_ref().map(|d| d.path.as_path())),
-    ];
-    let mut locks = Vec::new();
-    for (flag, path) in outputs {
-        if let Some(lock) = path.map(|p| lock_output(p, flag)).transpose()?.flatten() {
-            locks.push(lock);
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(r) = &f.results {
+        outputs.push(("--results", r.clone()));
+    }
+    if let Some(p) = &f.pgnout {
+        outputs.push(("--pgnout", p.clone()));
+    }
+    if let Some(d) = &dump {
+        // Each file of the dump (viriformat, text); the text file's index follows it.
+        let paths = d.format.paths(&d.path);
+        for p in [paths.viriformat, paths.text].into_iter().flatten() {
+            outputs.push(("--dump-positions", p));
         }
+    }
+    let mut locks = Vec::new();
+    for (flag, path) in &outputs {
+        locks.extend(lock_output(path, flag)?);
     }
     Ok(locks)
 }
