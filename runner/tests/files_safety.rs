@@ -728,6 +728,13 @@ fn one_writer_per_output_and_no_lock_left_by_a_killed_run() {
         (match_args(&format!("--games 4 --pgnout {}", p(&g))), "--pgnout"),
         (match_args(&format!("--games 4 --dump-positions {}", p(&d))), "--dump-positions"),
     ];
+    // A lock file is no other output's file (the lock would overwrite it).
+    let o = run(&match_args(&format!(
+        "--games 2 --results {} --pgnout {}.lock",
+        p(&r),
+        p(&r)
+    )));
+    usage_error(&o, "is also the --results lock file");
     refused_while_running(&long, &r, 2, &seconds[..2]);
     // The refused runs wrote nothing: the first run's files resume whole, at once.
     // One row per game; the resume keeps whole pairs.

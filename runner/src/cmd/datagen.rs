@@ -316,7 +316,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         .into_iter()
         .flatten()
     {
-        check.record("--out", p);
+        check.record("--out", &p).locked("--out", &p);
     }
     check.record("--out record", run_record::path_for(&out));
     check.check()?;

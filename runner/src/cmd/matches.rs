@@ -474,11 +474,11 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     check.book_words(args.book.book.as_deref());
     let f = &args.files;
     if let Some(r) = &f.results {
-        check.record("--results", r);
+        check.record("--results", r).locked("--results", r);
         check.record("--results record", run_record::path_for(r));
     }
     if let Some(p) = &f.pgnout {
-        check.output("--pgnout", p);
+        check.output("--pgnout", p).locked("--pgnout", p);
     }
     if let Some(d) = dump {
         let paths = d.format.paths(&d.path);
@@ -486,7 +486,9 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
             .into_iter()
             .flatten()
         {
-            check.record("--dump-positions", p);
+            check
+                .record("--dump-positions", &p)
+                .locked("--dump-positions", &p);
         }
     }
     if let Some(j) = &f.json {

@@ -180,6 +180,7 @@ pub fn run(args: TrainArgs) -> CliResult {
     }
     check
         .output("--out", &args.out)
+        .locked("--out", &args.out)
         .record("--out (checkpoint)", &ckpt_path);
     check.check()?;
     // One trainer per --out (its checkpoint and temporary packed data beside it): a second

@@ -104,7 +104,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     check.engine_words(&args.each);
     check.book_words(args.book.book.as_deref());
     if let Some(c) = &args.csv {
-        check.record("--csv", c);
+        check.record("--csv", c).locked("--csv", c);
         check.record("--csv record", run_record::path_for(c));
     }
     if let Some(o) = &args.out {

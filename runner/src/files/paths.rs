@@ -62,6 +62,20 @@ impl PathCheck {
         self
     }
 
+    /// The lock file of an output the command locks ([`crate::files::lock::lock_output`]):
+    /// an output too, so that no other input or output of the command is that file (the
+    /// lock would overwrite it). None for a special file, which gets no lock.
+    pub fn locked(&mut self, flag: &str, path: impl AsRef<Path>) -> &mut Self {
+        let path = path.as_ref();
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return self;
+        }
+        self.output(
+            format!("{flag} lock"),
+            crate::files::lock::lock_file_for(path),
+        )
+    }
+
     /// The `params=FILE` and `--book FILE` inputs in engine and book words.
     pub fn engine_words(&mut self, words: &[String]) -> &mut Self {
         for w in words {
