@@ -12,7 +12,6 @@
 //! ```
 
 use std::fmt;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -103,7 +102,7 @@ pub fn parse(reader: impl BufRead, name: &str, params: &mut Params) -> Result<()
 /// Reads a parameter file into `params`; errors name the file and line.
 pub fn load(path: &Path, params: &mut Params) -> Result<(), ParamsFileError> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| {
+    let file = crate::text::open_regular(path).map_err(|e| {
         ParamsFileError::Text(TextError {
             name: name.clone(),
             line: 0,

@@ -21,7 +21,9 @@
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+
+use crate::text::MAX_WHOLE_TEXT;
 use std::path::{Path, PathBuf};
 
 use engine::types::GameResult;
@@ -234,7 +236,7 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
 /// Reads a whole results file.
 pub fn read_results(path: impl AsRef<Path>) -> Result<Vec<ResultRow>, ResultsError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(io_err(path))?;
+    let file = crate::text::open_regular(path).map_err(io_err(path))?;
     let text = crate::text::read_all(io::BufReader::new(file), &path.display().to_string())
         .map_err(|e| ResultsError::Text(Box::new(e)))?;
     parse_results(&text, path)
@@ -259,8 +261,22 @@ impl ResultsWriter {
         resume: bool,
     ) -> Result<(ResultsWriter, Vec<ResultRow>), ResultsError> {
         let path = path.as_ref().to_path_buf();
-        let existing = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
+        // Only a regular file is read back, and at most `MAX_WHOLE_TEXT` bytes of it.
+        let existing = match crate::text::open_regular(&path) {
+            Ok(file) => {
+                let mut bytes = Vec::new();
+                io::Read::take(file, MAX_WHOLE_TEXT + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(io_err(&path))?;
+                if bytes.len() as u64 > MAX_WHOLE_TEXT {
+                    return Err(ResultsError::Text(Box::new(crate::text::TextError {
+                        name: path.display().to_string(),
+                        line: 0,
+                        kind: crate::text::TextErrorKind::TooBig(MAX_WHOLE_TEXT),
+                    })));
+                }
+                bytes
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io_err(&path)(e)),
         };

@@ -72,6 +72,10 @@ impl fmt::Display for TextError {
                  (give the text file, one record per line)"
             ),
             TextErrorKind::NotUtf8 => write!(f, "{at}: not UTF-8 text (save the file as UTF-8)"),
+            // Refused before any read (not a regular file): no "read error".
+            TextErrorKind::Io(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                write!(f, "{at}: {e}")
+            }
             TextErrorKind::Io(e) => write!(f, "{at}: read error: {e}"),
             TextErrorKind::TooBig(max) => write!(
                 f,
@@ -250,10 +254,32 @@ pub fn read_all(reader: impl BufRead, name: &str) -> Result<String, TextError> {
     Ok(text)
 }
 
-/// Reads a whole text file with [`read_all`]; errors name the file (and line).
+/// Opens `path` for reading only when it is a regular file: a FIFO with no writer would
+/// block the open forever, a device like `/dev/zero` never ends, and a pipe cannot be read
+/// twice. Anything else is an [`io::ErrorKind::InvalidInput`] error saying so (checked from
+/// the metadata, before any open).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory: give a file",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a device, pipe or socket): give a file",
+        ));
+    }
+    File::open(path)
+}
+
+/// Reads a whole text file with [`read_all`]; errors name the file (and line). Only a
+/// regular file is read ([`open_regular`]).
 pub fn read_file(path: &Path) -> Result<String, TextError> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| TextError {
+    let file = open_regular(path).map_err(|e| TextError {
         name: name.clone(),
         line: 0,
         kind: TextErrorKind::Io(e),
@@ -261,7 +287,7 @@ pub fn read_file(path: &Path) -> Result<String, TextError> {
     read_all(BufReader::new(file), &name)
 }
 
-/// Reads a whole file of at most [`MAX_WHOLE_TEXT`] bytes as UTF-8 text, byte for byte
+/// Reads a whole regular file of at most [`MAX_WHOLE_TEXT`] bytes as UTF-8 text, byte for byte
 /// (line ends and a missing last newline kept, so a torn last line can be recognised), with
 /// a leading byte-order mark dropped.
 pub fn read_whole(path: &Path) -> Result<String, TextError> {
@@ -271,7 +297,7 @@ pub fn read_whole(path: &Path) -> Result<String, TextError> {
         line,
         kind,
     };
-    let file = File::open(path).map_err(|e| error(0, TextErrorKind::Io(e)))?;
+    let file = open_regular(path).map_err(|e| error(0, TextErrorKind::Io(e)))?;
     let mut bytes = Vec::new();
     file.take(MAX_WHOLE_TEXT + 1)
         .read_to_end(&mut bytes)
@@ -425,7 +451,33 @@ mod tests {
             (2, true)
         );
         let e = read_whole(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        // A regular file past the bound (sparse: no disk used).
+        let big = dir.join("big.csv");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_WHOLE_TEXT + 1)
+            .unwrap();
+        let e = read_whole(&big).unwrap_err();
         assert!(matches!(e.kind, TextErrorKind::TooBig(_)), "{e}");
+        #[cfg(unix)]
+        {
+            // A FIFO with no writer: refused from its metadata, never opened (no hang).
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .is_ok_and(|s| s.success());
+            if made {
+                for e in [
+                    read_whole(&fifo).unwrap_err().to_string(),
+                    read_file(&fifo).unwrap_err().to_string(),
+                    open_regular(&fifo).unwrap_err().to_string(),
+                ] {
+                    assert!(e.contains("not a regular file"), "{e}");
+                }
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::nnue::embedded::EMBEDDED_NAME;
-use crate::nnue::{default_net, Net};
+use crate::nnue::{default_net, rule, Net};
 use crate::params::{self, Params};
 use crate::position::Position;
 use crate::search::{Evaluation, Limits, Score, SearchInfo, Searcher};
@@ -292,9 +292,13 @@ impl Session {
                 "info string setoption needs 'name <id> [value <x>]'",
             );
         };
+        // `value` with nothing after it (a GUI clearing a string option) is an empty value.
         let (name, value) = match after_name.split_once(" value ") {
             Some((n, v)) => (n.trim(), Some(v.trim())),
-            None => (after_name.trim(), None),
+            None => match after_name.strip_suffix(" value") {
+                Some(n) => (n.trim(), Some("")),
+                None => (after_name.trim(), None),
+            },
         };
         self.stop_search();
         let number = |v: Option<&str>| v.and_then(|v| v.parse::<i64>().ok());
@@ -341,7 +345,9 @@ impl Session {
                     say(&self.out, "info string only MultiPV 1 is supported");
                 }
             }
-            "eval" => match Evaluation::parse(value.unwrap_or("")) {
+            "eval" => match Evaluation::parse(value.unwrap_or(""))
+                .and_then(|e| rule::check(e, Some(&self.eval_file), &rule::UCI).map(|()| e))
+            {
                 Ok(e) => self.lock_searcher().set_evaluation(e),
                 Err(e) => say(&self.out, &format!("info string {e}")),
             },
@@ -366,12 +372,19 @@ impl Session {
 
     /// `setoption name EvalFile value <path>`: loads a network; `<embedded>` (or nothing)
     /// goes back to the built-in one. A file that cannot be used leaves the net as it was.
+    /// The network is read only from a regular file of a network's size, so a FIFO or a
+    /// device is an `info string` at once and the loop keeps serving.
     fn set_eval_file(&mut self, value: &str) {
         let value = value.trim();
-        let net = if value.is_empty() || value == EMBEDDED_NAME {
+        let evaluation = self.lock_searcher().evaluation();
+        let net = if rule::is_embedded(value) {
             Ok(default_net())
         } else {
-            Net::load(std::path::Path::new(value)).map(Arc::new)
+            rule::check(evaluation, Some(value), &rule::UCI).and_then(|()| {
+                Net::load(std::path::Path::new(value))
+                    .map(Arc::new)
+                    .map_err(|e| format!("EvalFile {e}"))
+            })
         };
         match net {
             Ok(net) => {
@@ -392,7 +405,7 @@ impl Session {
             }
             Err(e) => say(
                 &self.out,
-                &format!("info string EvalFile {e}; keeping {}", self.eval_file),
+                &format!("info string {e}; keeping {}", self.eval_file),
             ),
         }
     }
@@ -937,6 +950,39 @@ mod tests {
         s.send(format!("setoption name EvalFile value {}\n", good.display()).as_bytes());
         let got = s.until(PATIENCE, |l| l.starts_with("info string EvalFile"));
         assert!(got[0].ends_with("network 768->32x2->1 loaded"), "{got:?}");
+        // The one Eval/EvalFile rule: no handcrafted evaluation with a network file.
+        s.send(b"setoption name Eval value hce\nisready\n");
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        let info = info_strings(&got);
+        assert!(
+            info.len() == 1
+                && info[0].contains("is a network, which only the NNUE evaluation uses"),
+            "{got:?}"
+        );
+        // A FIFO with no writer is refused at once (never opened), and the loop serves on.
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo.nnue");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .is_ok_and(|st| st.success());
+            if made {
+                s.send(
+                    format!(
+                        "setoption name EvalFile value {}\nisready\n",
+                        fifo.display()
+                    )
+                    .as_bytes(),
+                );
+                let got = s.until(PATIENCE, |l| l == "readyok");
+                let info = info_strings(&got);
+                assert!(
+                    info.len() == 1 && info[0].contains("not a regular file"),
+                    "{got:?}"
+                );
+            }
+        }
         s.send(
             b"setoption name EvalFile value /nowhere.nnue\nsetoption name Eval value hc\nisready\n",
         );

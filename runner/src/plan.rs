@@ -328,7 +328,7 @@ fn check_memory(variants: &[Variant], concurrency: usize) -> CliResult {
 }
 
 /// `MemAvailable` of `/proc/meminfo`, in MiB (`None` where there is no such file).
-fn available_memory_mib() -> Option<u64> {
+pub(crate) fn available_memory_mib() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

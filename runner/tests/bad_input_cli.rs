@@ -77,17 +77,25 @@ fn resources_huge_concurrency_and_endless_inputs() {
     ));
     assert!(ok(&o).contains("Score of a vs b"), "{}", stdout(&o));
 
-    // Endless files: a bounded read, one line, exit 2.
-    for line in [
-        match_each("nodes=100 --book /dev/zero"),
-        "match --engine name=a params=/dev/zero --engine name=b --each nodes=100 --games 2".into(),
-        "report --from /dev/zero".into(),
-        "perft --suite /dev/zero".into(),
-        "tune --plot /dev/zero".into(),
+    // Endless files: refused before any read when a command checks its inputs (issue 24:
+    // a FIFO would block the open), else a bounded read; one line, exit 2.
+    for (line, why) in [
+        (
+            match_each("nodes=100 --book /dev/zero"),
+            "not a regular file",
+        ),
+        (
+            "match --engine name=a params=/dev/zero --engine name=b --each nodes=100 --games 2"
+                .into(),
+            "not a regular file",
+        ),
+        ("report --from /dev/zero".into(), "not a regular file"),
+        ("perft --suite /dev/zero".into(), "not a regular file"),
+        ("tune --plot /dev/zero".into(), "not a regular file"),
     ] {
         let o = run_quickly(&argv(&line));
         usage_error(&o, "/dev/zero");
-        assert!(stderr(&o).contains("longer than"), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{line}: {}", stderr(&o));
     }
     // Endless or bottomless files as the records a resume reads back: refused up front
     // (the old spar hung reading /dev/zero or writing /dev/full).
@@ -272,4 +280,130 @@ fn ctrl_c_stops_within_a_pair_per_worker() {
         after <= rows + 4,
         "{rows} rows at the signal, {after} at the end"
     );
+}
+
+/// Issue 24, class 10: a file spar reads whole or reads back — a net, a results CSV, a run
+/// record, a checkpoint, training data, a params file, a book — may be a device (endless),
+/// a FIFO with no writer (an open that never returns) or a pipe (read once, then guessed
+/// again): each is one line, exit 2, at once, naming the file.
+#[test]
+fn devices_fifos_and_pipes_are_refused_where_a_file_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("NOTICE: no mkfifo here; the FIFO cases are skipped");
+        return;
+    }
+    let f = path_str(&fifo);
+    let d = path_str(dir.path());
+    // A real run's files, whose record or checkpoint is then replaced by a FIFO.
+    let r = dir.path().join("r.csv");
+    ok(&run(&argv(&format!(
+        "{} --results {}",
+        match_each("nodes=100"),
+        path_str(&r)
+    ))));
+    let data = dir.path().join("g.vf");
+    ok(&run(&argv(&format!(
+        "datagen --out {} --games 2 --nodes 200 --quiet",
+        path_str(&data)
+    ))));
+    let mut lines: Vec<String> = Vec::new();
+    for input in [f, "/dev/zero"] {
+        lines.extend([
+            format!("match --engine name=a option.EvalFile={input} --engine name=b --each nodes=100 --games 2"),
+            format!("match --engine name=a params={input} --engine name=b --each nodes=100 --games 2"),
+            format!("{} --book {input}", match_each("nodes=100")),
+            format!("bench --depth 1 --eval-file {input}"),
+            format!("datagen --out {d}/n.vf --games 1 --eval-file {input}"),
+            format!("datagen --out {d}/b.vf --games 1 --book {input}"),
+            format!("datagen --inspect {input}"),
+            format!("train --data {input} --out {d}/t.nnue"),
+            format!("texel --data {input} --out {d}/t.txt"),
+            format!("tune --param rfp_margin --each nodes=100 --iterations 1 --params {input}"),
+            format!("report --from {input}"),
+            format!("{} --results {input} --resume", match_each("nodes=100")),
+        ]);
+    }
+    for line in &lines {
+        let o = run_quickly(&argv(line));
+        usage_error(&o, "not a regular file");
+    }
+    // Read back to resume: the run record and the checkpoint.
+    let record = dir.path().join("r.csv.run.json");
+    std::fs::remove_file(&record).unwrap();
+    std::fs::rename(&fifo, &record).unwrap();
+    let o = run_quickly(&argv(&format!(
+        "{} --results {} --resume",
+        match_each("nodes=100"),
+        path_str(&r)
+    )));
+    usage_error(&o, "r.csv.run.json is not a regular file");
+    let ckpt = dir.path().join("t.nnue.ckpt");
+    std::fs::rename(&record, &ckpt).unwrap();
+    let o = run_quickly(&argv(&format!(
+        "train --data {} --out {d}/t.nnue --resume --hidden 16 --epochs 1",
+        path_str(&data)
+    )));
+    usage_error(&o, "t.nnue.ckpt is not a regular file");
+    // A pipe (standard input) as data that is guessed, then read: refused, not "damaged".
+    let mut child = spar()
+        .args(argv(&format!(
+            "texel --data /dev/stdin --out {d}/p.txt --epochs 1"
+        )))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(&std::fs::read(&data).unwrap());
+    }
+    let o = child.wait_with_output().unwrap();
+    usage_error(&o, "not a regular file");
+}
+
+/// Issue 24: `--book FILE start=K` past the end of the book once wrapped around without a
+/// word; every command that takes `--book` refuses it, naming the book's length.
+#[test]
+fn a_book_start_past_its_end_is_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("b.epd");
+    std::fs::write(
+        &book,
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq -\n",
+    )
+    .unwrap();
+    let b = path_str(&book);
+    let d = path_str(dir.path());
+    let pgn = dir.path().join("g.pgn");
+    let lines = [
+        format!("{} --book {b} start=4 --pgnout {}", match_each("nodes=100"), path_str(&pgn)),
+        format!("sprt --engine name=a --engine name=b --each nodes=100 --book {b} order=sequential start=9 --pgnout {}", path_str(&pgn)),
+        format!("tune --param rfp_margin --each nodes=100 --iterations 1 --book {b} start=4"),
+        format!("report --engine name=a --each nodes=100 --games 2 --book {b} start=4 --out {d}/rep"),
+    ];
+    for line in &lines {
+        let o = run_quickly(&argv(line));
+        usage_error(&o, "openings: give start=1 to start=3");
+        assert!(
+            stderr(&o).contains("the book has 3 openings"),
+            "{line}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!pgn.exists(), "no game was played");
+    // The last opening is still a start.
+    ok(&run_quickly(&argv(&format!(
+        "{} --book {b} start=3",
+        match_each("nodes=100")
+    ))));
 }

@@ -454,3 +454,180 @@ fn nnue_self_play_is_its_own_run() {
     );
     usage_error(&o, "--eval nnue");
 }
+
+/// Issue 24, class 8: a second datagen on the same `--out` (with or without `--resume`,
+/// any `--format`) is refused before any game while the first runs, the first goes on
+/// untouched, and a `kill -9`'d holder leaves no lock behind.
+#[test]
+fn a_second_run_on_the_same_out_is_refused_while_the_first_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("one.vf");
+    let mut first = spar()
+        .args([
+            "datagen",
+            "--out",
+            path_str(&out),
+            "--games",
+            "100000",
+            "--nodes",
+            "400",
+            "--quiet",
+            "--concurrency",
+            "1",
+            "--format",
+            "both",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "datagen wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for extra in [
+        &["--games", "5"][..],
+        &["--games", "100000", "--resume"],
+        &["--games", "5", "--format", "both", "--resume"],
+    ] {
+        let o = datagen(&out, extra);
+        usage_error(&o, "in use by another spar (pid");
+        assert!(stderr(&o).contains("--out"), "{}", stderr(&o));
+    }
+    // The first run's text file under another name and format is the same file.
+    let txt = dir.path().join("one.vf.txt");
+    let o = datagen(&txt, &["--games", "5", "--format", "text", "--resume"]);
+    usage_error(&o, "in use by another spar (pid");
+    // The first run is unaffected: still running, still writing whole games.
+    let before = std::fs::metadata(&out).unwrap().len();
+    let t0 = Instant::now();
+    while std::fs::metadata(&out).unwrap().len() == before {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the first run stopped writing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(first.try_wait().unwrap().is_none(), "the first run ended");
+    first.kill().unwrap(); // SIGKILL: the kernel frees the lock
+    first.wait().unwrap();
+    let present = viriformat::read_games(&out)
+        .unwrap()
+        .take_while(Result::is_ok)
+        .count();
+    let target = (present + 1).to_string();
+    let o = datagen(
+        &out,
+        &[
+            "--games",
+            &target,
+            "--resume",
+            "--concurrency",
+            "1",
+            "--format",
+            "both",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Every record decodes: nothing of the refused runs is in the file.
+    assert_eq!(games(&out).len(), present + 1);
+}
+
+/// Issue 24, classes 11 to 13: datagen's network errors name `--eval-file`; a resume
+/// compares the network's bytes (a copy at another path resumes, a changed net does not);
+/// `--eval-file <embedded>` is the embedded net, as in UCI.
+#[test]
+fn the_eval_file_is_named_as_datagen_names_it_and_compared_by_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("n.vf");
+    for (file, needle) in [
+        (
+            "/no/such/net.nnue",
+            "--eval-file /no/such/net.nnue: No such file",
+        ),
+        ("/dev/zero", "--eval-file /dev/zero is not a regular file"),
+    ] {
+        let o = datagen(&out, &["--games", "1", "--eval-file", file]);
+        usage_error(&o, needle);
+        assert!(!stderr(&o).contains("option.EvalFile"), "{}", stderr(&o));
+    }
+    let o = datagen(
+        &out,
+        &["--games", "1", "--eval", "hce", "--eval-file", "x.nnue"],
+    );
+    usage_error(
+        &o,
+        "--eval-file x.nnue is a network, which only the NNUE evaluation uses",
+    );
+    assert!(!out.exists() || std::fs::metadata(&out).unwrap().len() == 0);
+
+    let a = dir.path().join("a.nnue");
+    std::fs::write(
+        &a,
+        engine::nnue::placeholder::material_network(16).to_bytes(),
+    )
+    .unwrap();
+    let o = datagen(
+        &out,
+        &[
+            "--games",
+            "1",
+            "--concurrency",
+            "1",
+            "--eval-file",
+            path_str(&a),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A byte-identical copy elsewhere is the same network.
+    let copy = dir.path().join("elsewhere").join("copy.nnue");
+    std::fs::create_dir(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&a, &copy).unwrap();
+    let o = datagen(
+        &out,
+        &[
+            "--games",
+            "2",
+            "--resume",
+            "--concurrency",
+            "1",
+            "--eval-file",
+            path_str(&copy),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(games(&out).len(), 2);
+    // Another network at the same path is not.
+    std::fs::write(
+        &a,
+        engine::nnue::placeholder::material_network(32).to_bytes(),
+    )
+    .unwrap();
+    let o = datagen(
+        &out,
+        &["--games", "3", "--resume", "--eval-file", path_str(&a)],
+    );
+    usage_error(&o, "--resume: --eval-file");
+    // `--eval-file <embedded>` is the embedded net (the default run), as in UCI.
+    let empty = dir.path().join("e.vf");
+    let o = datagen(
+        &empty,
+        &[
+            "--games",
+            "1",
+            "--concurrency",
+            "1",
+            "--eval-file",
+            "<embedded>",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let default = dir.path().join("d.vf");
+    let o = datagen(&default, &["--games", "1", "--concurrency", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(bytes(&empty), bytes(&default));
+}

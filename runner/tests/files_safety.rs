@@ -661,3 +661,124 @@ fn a_closed_or_full_stdout_is_an_error_not_a_panic() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+/// Starts `first`, waits until `written` holds at least `lines` lines, and checks that
+/// each of `seconds` is refused (exit 2, naming its flag and "in use by another spar")
+/// while the first goes on running; then kills the first with SIGKILL.
+fn refused_while_running(
+    first: &[String],
+    written: &Path,
+    lines: usize,
+    seconds: &[(Vec<String>, &str)],
+) {
+    let mut child = spar()
+        .args(first)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_lines(
+        written,
+        lines,
+        std::time::Duration::from_millis(20),
+        "the first run wrote nothing",
+    );
+    for (second, flag) in seconds {
+        let o = run(second);
+        usage_error(&o, "in use by another spar (pid");
+        assert!(stderr(&o).contains(flag), "{second:?}: {}", stderr(&o));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first run ended early"
+    );
+    child.kill().unwrap(); // SIGKILL: the kernel frees its locks
+    child.wait().unwrap();
+}
+
+/// Issue 24, class 8: every output a long local run appends to and resumes from has one
+/// writer: a match's or SPRT's `--results`, `--pgnout` and `--dump-positions`, a tune's
+/// `--csv` (a trainer's `--out`: train_cli.rs). A second run is refused before any work;
+/// a `kill -9`'d first run leaves no lock, so `--resume` works at once and the files are
+/// whole.
+#[test]
+fn one_writer_per_output_and_no_lock_left_by_a_killed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, g, d) = (
+        dir.path().join("r.csv"),
+        dir.path().join("g.pgn"),
+        dir.path().join("d.vf"),
+    );
+    let files = format!(
+        "--results {} --pgnout {} --dump-positions {}",
+        p(&r),
+        p(&g),
+        p(&d)
+    );
+    let long = match_args(&format!("--games 100000 {files}"));
+    let seconds = [
+        (match_args(&format!("--games 4 --results {} --resume", p(&r))), "--results"),
+        (
+            words(&format!(
+                "sprt --engine name=a --engine name=b --each nodes=300 --quiet --results {} --resume",
+                p(&r)
+            )),
+            "--results",
+        ),
+        (match_args(&format!("--games 4 --pgnout {}", p(&g))), "--pgnout"),
+        (match_args(&format!("--games 4 --dump-positions {}", p(&d))), "--dump-positions"),
+    ];
+    // A lock file is no other output's file (the lock would overwrite it).
+    let o = run(&match_args(&format!(
+        "--games 2 --results {} --pgnout {}.lock",
+        p(&r),
+        p(&r)
+    )));
+    usage_error(&o, "is also the --results lock file");
+    refused_while_running(&long, &r, 2, &seconds[..2]);
+    // The refused runs wrote nothing: the first run's files resume whole, at once.
+    // One row per game; the resume keeps whole pairs.
+    let games = (lines_in(&r) - 1) / 2 * 2 + 2;
+    ok(&run(&match_args(&format!(
+        "--games {games} {files} --resume"
+    ))));
+    assert_eq!(pgn_games(&g), games);
+    assert_eq!(lines_in(&r), games + 1);
+    // Each of the other outputs is locked on its own (here held by a resumed run).
+    let long = match_args(&format!("--games 100000 {files} --resume"));
+    refused_while_running(&long, &r, games + 2, &seconds[2..]);
+
+    let csv = dir.path().join("t.csv");
+    let tune = |iterations: &str, extra: &str| {
+        words(&format!(
+            "tune --param rfp_margin --each nodes=300 --iterations {iterations} --pairs-per-iteration 1 --concurrency 1 --quiet --csv {} {extra}",
+            p(&csv)
+        ))
+    };
+    refused_while_running(
+        &tune("100000", ""),
+        &csv,
+        3,
+        &[(tune("3", "--resume"), "--csv"), (tune("3", ""), "--csv")],
+    );
+    // The lock is free at once: the resume (same --iterations: it defines the run) goes on
+    // from the last whole row.
+    let rows = lines_in(&csv);
+    let child = spar()
+        .args(tune("100000", "--resume"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(
+        &csv,
+        rows + 1,
+        std::time::Duration::from_millis(20),
+        "the resume wrote nothing",
+    );
+    interrupted(child);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    for (k, line) in text.lines().skip(1).enumerate() {
+        assert!(line.starts_with(&format!("{k},")), "row {k}: {text}");
+    }
+}

@@ -113,3 +113,42 @@ fn bench_measures_either_evaluation_or_both() {
     assert_eq!(nodes(default.trim()), nodes(nnue.trim()));
     assert_ne!(nodes(nnue.trim()), nodes(hce.trim()));
 }
+
+/// Issue 24, class 13: one Eval/EvalFile rule for engine words, `spar bench` and datagen
+/// (and UCI: engine/src/uci.rs), with one message: a network file with the handcrafted
+/// evaluation is refused everywhere; an empty `option.EvalFile=` is the embedded net.
+#[test]
+fn one_eval_file_rule_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("n.nnue");
+    std::fs::write(
+        &net,
+        engine::nnue::placeholder::material_network(16).to_bytes(),
+    )
+    .unwrap();
+    let n = path_str(&net);
+    let pgn = dir.path().join("g.pgn");
+    let p = path_str(&pgn);
+    let rule = "is a network, which only the NNUE evaluation uses, but the evaluation is hce";
+    let cases = [
+        format!("match --engine name=a option.Eval=hce option.EvalFile={n} --engine name=b --each nodes=100 --games 2 --pgnout {p}"),
+        format!("sprt --engine name=a --engine name=b --each nodes=100 option.Eval=hce option.EvalFile={n} --pgnout {p}"),
+        format!("bench --depth 1 --eval hce --eval-file {n}"),
+        format!("datagen --out {}/d.vf --games 1 --eval hce --eval-file {n}", path_str(dir.path())),
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = cases.iter().map(|l| (argv(l), rule)).collect();
+    usage_errors(&cases);
+    assert!(!pgn.exists(), "no game was played");
+    // An empty EvalFile is the embedded net, as `setoption name EvalFile value` is in UCI.
+    let js = dir.path().join("s.json");
+    let out = ok(&run(&argv(&format!(
+        "match --engine name=a option.EvalFile= --engine name=b option.Eval=hce option.EvalFile= \
+         --each nodes=200 --games 2 --quiet --json {}",
+        path_str(&js)
+    ))));
+    assert!(out.contains("a vs b"), "{out}");
+    // The net file with the network, or with `--eval both`, is used.
+    ok(&run(&argv(&format!(
+        "bench --depth 1 --eval both --eval-file {n}"
+    ))));
+}

@@ -261,3 +261,109 @@ fn train_bad_input_is_one_line_naming_the_fix() {
     usage_errors(&cases);
     assert!(!out.exists());
 }
+
+/// Issue 24, class 14: `--batch` is bounded by memory (before the data is read) and by the
+/// positions left to train on; each is one line and exit 2, never an abort. Without
+/// `--batch`, a data set smaller than the default batch is one batch, as before.
+#[test]
+fn the_batch_is_bounded_by_memory_and_by_the_data() {
+    let f = files();
+    let out = f.dir.join("b.nnue");
+    let o = path_str(&out);
+    let d = path_str(&f.data);
+    usage_errors(&[
+        (
+            vec![
+                "train",
+                "--data",
+                d,
+                "--out",
+                o,
+                "--batch",
+                "18446744073709551615",
+            ],
+            "MiB of memory",
+        ),
+        (
+            vec!["train", "--data", d, "--out", o, "--batch", "1000000"],
+            "positions left to train on in --data: give at most",
+        ),
+    ]);
+    assert!(!out.exists());
+    let text = ok(&run(&[
+        "train",
+        "--data",
+        d,
+        "--out",
+        o,
+        "--hidden",
+        "16",
+        "--epochs",
+        "1",
+        "--threads",
+        "1",
+        "--quiet",
+    ]));
+    assert!(text.contains("wrote"), "{text}");
+}
+
+/// Issue 24, class 8: one trainer per `--out`: a second `spar train` on it (with or
+/// without `--resume`) is refused before reading any data while the first runs; a
+/// `kill -9`'d trainer leaves no lock, so `--resume` goes on at once.
+#[test]
+fn a_second_trainer_on_the_same_out_is_refused() {
+    let f = files();
+    let out = f.dir.join("l.nnue");
+    let ckpt = f.dir.join("l.nnue.ckpt");
+    let long = train_args(&f, &out, &["--epochs", "1000000"]);
+    let mut first = spar()
+        .args(&long)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !ckpt.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no checkpoint written"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for extra in [&["--epochs", "1000000", "--resume"][..], &["--epochs", "1"]] {
+        let o = run(&train_args(&f, &out, extra));
+        usage_error(&o, "--out");
+        assert!(
+            stderr(&o).contains("in use by another spar (pid"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first trainer ended"
+    );
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    let before = std::fs::metadata(&ckpt).unwrap().modified().unwrap();
+    let resumed = spar()
+        .args(train_args(&f, &out, &["--epochs", "1000000", "--resume"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while std::fs::metadata(&ckpt).unwrap().modified().unwrap() == before {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the resume wrote no checkpoint"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = interrupted(resumed);
+    assert!(
+        stdout(&o).contains("resuming after epoch"),
+        "{}",
+        stdout(&o)
+    );
+}

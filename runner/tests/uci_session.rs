@@ -997,3 +997,73 @@ fn python_chess_client() {
     );
     assert!(stdout.contains("ALL OK"), "{stdout}\n{stderr}");
 }
+
+/// Issue 24, classes 10 and 13: `setoption name EvalFile value FIFO` (no writer) or a
+/// device is answered at once with one `info string` and the session keeps serving (`quit`
+/// ends it promptly); a network file with `Eval hce` is refused with the rule's message,
+/// and an empty EvalFile is the embedded net, as in engine words.
+#[test]
+fn an_eval_file_that_is_no_regular_file_is_refused_at_once_and_quit_still_works() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("net.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let net = dir.path().join("n.nnue");
+    std::fs::write(
+        &net,
+        engine::nnue::placeholder::material_network(16).to_bytes(),
+    )
+    .unwrap();
+    let mut uci = Uci::start();
+    uci.send("uci");
+    uci.until(PATIENCE, |l| l == "uciok");
+    let mut odd = vec!["/dev/zero".to_string()];
+    if made {
+        odd.push(fifo.display().to_string());
+    }
+    for file in &odd {
+        let sent = uci.send(&format!("setoption name EvalFile value {file}"));
+        let answer = uci.sync();
+        assert!(
+            answer.len() == 1
+                && answer[0].starts_with("info string EvalFile")
+                && answer[0].contains("not a regular file")
+                && answer[0].ends_with("keeping <embedded>"),
+            "{answer:?}"
+        );
+        assert!(sent.elapsed() < Duration::from_secs(5), "answered late");
+    }
+    // The rule shared with engine words, `spar bench` and datagen.
+    uci.send(&format!("setoption name EvalFile value {}", net.display()));
+    let loaded = uci.sync();
+    assert!(
+        loaded[0].ends_with("network 768->16x2->1 loaded"),
+        "{loaded:?}"
+    );
+    uci.send("setoption name Eval value hce");
+    let refused = uci.sync();
+    assert!(
+        refused.len() == 1
+            && refused[0].contains("is a network, which only the NNUE evaluation uses"),
+        "{refused:?}"
+    );
+    uci.send("setoption name EvalFile value");
+    let embedded = uci.sync();
+    assert!(
+        embedded[0].contains("EvalFile <embedded>: network"),
+        "{embedded:?}"
+    );
+    uci.send("setoption name Eval value hce");
+    assert!(uci.sync().is_empty());
+    uci.send("position startpos");
+    let search = uci.go("go depth 3");
+    check_search(&uci, &search, &Position::startpos(), false);
+    uci.send("quit");
+    assert!(
+        uci.wait_exit(Duration::from_secs(5)).is_some(),
+        "quit was ignored"
+    );
+}

@@ -1,7 +1,6 @@
 //! What a training file holds: counts, the result distribution, a score histogram and a few
 //! decoded sample positions, read with every record checked.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -24,7 +23,10 @@ pub enum FileKind {
 /// are printable ASCII lines containing `|`, viriformat otherwise.
 pub fn detect(path: &Path) -> io::Result<FileKind> {
     let mut head = Vec::with_capacity(256);
-    File::open(path)?.take(256).read_to_end(&mut head)?;
+    // A regular file only: it is read again after this guess (a pipe could not be).
+    crate::text::open_regular(path)?
+        .take(256)
+        .read_to_end(&mut head)?;
     // A BOM (an editor's mark of UTF-8 text) says text, not a binary record.
     let head = crate::text::strip_bom_bytes(&head);
     let first_line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);

@@ -146,11 +146,12 @@ impl<R: BufRead> Iterator for TextReader<R> {
     }
 }
 
-/// Opens a text file for reading position by position.
+/// Opens a text file for reading position by position (a regular file only: see
+/// [`crate::text::open_regular`]).
 pub fn read_positions(path: impl AsRef<Path>) -> io::Result<TextReader<BufReader<File>>> {
     Ok(TextReader::new(BufReader::with_capacity(
         1 << 20,
-        File::open(path)?,
+        crate::text::open_regular(path.as_ref())?,
     )))
 }
 

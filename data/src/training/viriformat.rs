@@ -398,9 +398,10 @@ impl<R: Read> Iterator for GameReader<R> {
     }
 }
 
-/// Opens a viriformat file for reading game by game.
+/// Opens a viriformat file for reading game by game (a regular file only: see
+/// [`crate::text::open_regular`]).
 pub fn read_games(path: impl AsRef<Path>) -> io::Result<GameReader<BufReader<File>>> {
-    let file = File::open(path)?;
+    let file = crate::text::open_regular(path.as_ref())?;
     Ok(GameReader::new(BufReader::with_capacity(1 << 20, file)))
 }
 

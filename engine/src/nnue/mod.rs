@@ -7,11 +7,13 @@
 //! - [`accumulator`]: the incrementally updated accumulators along the search path.
 //! - [`embedded`]: the default net compiled into the binary.
 //! - [`placeholder`]: a hand-built material net of any width, for tests and benchmarks.
+//! - [`rule`]: the one rule for the `Eval` and `EvalFile` options, and its message.
 pub mod accumulator;
 pub mod embedded;
 pub mod net;
 pub mod network;
 pub mod placeholder;
+pub mod rule;
 pub mod simd;
 
 #[cfg(test)]

@@ -51,10 +51,10 @@ impl Net {
         Network::from_bytes(bytes).map(|n| Net::new(&n))
     }
 
-    /// Loads a network file; the error is one line naming the file and what is wrong with it.
+    /// Loads a network file (a regular file of a network's size only: see
+    /// [`Network::read_file`]); the error is one line naming the file and what is wrong.
     pub fn load(path: &Path) -> Result<Net, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Net::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+        Network::read_file(path).map(|n| Net::new(&n))
     }
 
     /// The same network with another kernel (tests compare them; see [`Kernel::available`]).

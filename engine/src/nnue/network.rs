@@ -127,6 +127,47 @@ impl Network {
         out
     }
 
+    /// The largest network file (hidden width [`MAX_HIDDEN`]): nothing larger is read.
+    pub fn max_file_size() -> usize {
+        Network::file_size(MAX_HIDDEN)
+    }
+
+    /// Reads a network file. Only a regular file is opened (a FIFO with no writer would block
+    /// the open, a device like `/dev/zero` never ends), and at most
+    /// [`Network::max_file_size`] bytes are read. The error is one line naming the file.
+    pub fn read_file(path: &std::path::Path) -> Result<Network, String> {
+        use std::io::Read;
+        let shown = path.display();
+        let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
+        if meta.is_dir() {
+            return Err(format!("{shown} is a directory: give a network file"));
+        }
+        if !meta.is_file() {
+            return Err(format!(
+                "{shown} is not a regular file (a device, pipe or socket): give a network file"
+            ));
+        }
+        let max = Network::max_file_size() as u64;
+        let too_big = |len: u64| {
+            format!(
+                "{shown}: {len} bytes, more than the largest spar network ({max} bytes, hidden \
+                 width {MAX_HIDDEN}): not a network file"
+            )
+        };
+        if meta.len() > max {
+            return Err(too_big(meta.len()));
+        }
+        let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        if bytes.len() as u64 > max {
+            return Err(too_big(bytes.len() as u64));
+        }
+        Network::from_bytes(&bytes).map_err(|e| format!("{shown}: {e}"))
+    }
+
     /// Reads a network from file bytes, checking the magic, version, width, size and checksum.
     /// The error is one line saying what is wrong (the caller adds the file name).
     pub fn from_bytes(bytes: &[u8]) -> Result<Network, String> {
@@ -237,6 +278,40 @@ mod tests {
         let mut width = bytes;
         width[12] = 17;
         assert!(err(&width).contains("hidden width 17"));
+    }
+
+    #[test]
+    fn only_regular_files_of_a_network_size_are_read() {
+        let dir = std::env::temp_dir().join(format!("spar-net-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.nnue");
+        std::fs::write(&good, sample(16).to_bytes()).unwrap();
+        assert_eq!(Network::read_file(&good).unwrap(), sample(16));
+        let err = Network::read_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(Network::read_file(&dir)
+            .unwrap_err()
+            .contains("is a directory"));
+        let big = dir.join("big.nnue");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(Network::max_file_size() as u64 + 1).unwrap();
+        assert!(Network::read_file(&big)
+            .unwrap_err()
+            .contains("more than the largest"));
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .is_ok_and(|s| s.success());
+            if made {
+                // Opening it would block forever: refused from its metadata.
+                let err = Network::read_file(&fifo).unwrap_err();
+                assert!(err.contains("not a regular file"), "{err}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -42,12 +42,23 @@ pub fn run(args: BenchArgs) -> CliResult {
             "--depth {depth}: give a depth from 1 to 64"
         )));
     }
+    // The evaluation the network would serve (`both` searches with NNUE too).
+    let evaluation = match args.eval {
+        Some(BenchEval::Hce) => Evaluation::Hce,
+        Some(BenchEval::Nnue | BenchEval::Both) => Evaluation::Nnue,
+        None => Evaluation::DEFAULT,
+    };
+    let file = args.eval_file.as_ref().map(|f| f.to_string_lossy());
+    engine::nnue::rule::check(evaluation, file.as_deref(), &engine::nnue::rule::FLAGS)
+        .map_err(CliError::usage)?;
     let net = match &args.eval_file {
-        Some(path) => std::sync::Arc::new(
-            engine::nnue::Net::load(path)
-                .map_err(|e| CliError::usage(format!("--eval-file {e}")))?,
-        ),
-        None => engine::nnue::default_net(),
+        Some(path) if !engine::nnue::rule::is_embedded(&path.to_string_lossy()) => {
+            std::sync::Arc::new(
+                engine::nnue::Net::load(path)
+                    .map_err(|e| CliError::usage(format!("--eval-file {e}")))?,
+            )
+        }
+        _ => engine::nnue::default_net(),
     };
     let params = engine::params::Params::defaults();
     let bench = |e| engine::bench::run_with(depth, &params, e, Some(net.clone()));

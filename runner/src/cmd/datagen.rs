@@ -8,22 +8,27 @@
 //! runner ([`crate::play::ordered`]) and written in index order, so the files are the same
 //! at any concurrency, and `--resume` continues with the next index.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use data::book::{Book, BookOptions};
 use data::training::files::{Format, TrainingWriter};
 use data::training::filter::TextFilter;
 use data::training::inspect::{self, FileKind};
+use engine::nnue::{rule, Net};
 use engine::search::Evaluation;
 
 use crate::cli::{BookArgs, EngineArgs, RunArgs, SlurmArgs};
 use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::manifest::sha256_file;
 use crate::cluster::shard::ShardRun;
 use crate::engines::player::BuiltinPlayer;
+use crate::engines::variant::Variant;
 use crate::error::{CliError, CliResult};
 use crate::files::kill_point;
+use crate::files::lock::lock_output;
 use crate::files::paths::PathCheck;
 use crate::files::run_record::{self, Field};
 use crate::interrupt;
@@ -128,6 +133,14 @@ pub fn run(args: DatagenArgs) -> CliResult {
     }
     args.slurm.check_local()?;
     let plan = plan(&args)?;
+    // One writer per file of --out (the viriformat file and the text file, whose index
+    // follows it): a second run on any of them, whatever its --format, is refused here,
+    // before any game; the kernel frees the locks when this process ends.
+    let paths = plan.format.paths(&plan.out);
+    let mut locks = Vec::new();
+    for p in [&paths.viriformat, &paths.text].into_iter().flatten() {
+        locks.extend(lock_output(p, "--out")?);
+    }
     generate(&args, &plan, None)
 }
 
@@ -220,6 +233,8 @@ pub fn run_shard(args: serde_json::Value, shard: &ShardRun) -> CliResult {
 
 fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> CliResult {
     let shown = path.display();
+    // Read twice (the format guess, then the records): a regular file only.
+    crate::files::input::regular(path, "--inspect")?;
     let kind = match format {
         None => {
             inspect::detect(path).map_err(|e| CliError::usage(format!("--inspect {shown}: {e}")))?
@@ -251,6 +266,8 @@ fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> 
 /// Everything checked before the first game.
 struct Plan {
     out: PathBuf,
+    /// The SHA-256 of the `--eval-file` network (`None`: the embedded net or HCE).
+    net_sha256: Option<String>,
     format: Format,
     filter: TextFilter,
     target: Target,
@@ -290,12 +307,15 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     if args.hash == 0 {
         return Err(CliError::usage("--hash must be at least 1 MiB"));
     }
+    let evaluation = Evaluation::parse(&args.eval).map_err(CliError::usage)?;
+    let eval_file = args.eval_file.as_ref().map(|f| f.to_string_lossy());
+    rule::check(evaluation, eval_file.as_deref(), &rule::FLAGS).map_err(CliError::usage)?;
     let mut check = PathCheck::new();
     if let Some(book) = &args.book {
         check.input("--book", book);
     }
-    if let Some(net) = &args.eval_file {
-        check.input("--eval-file", net);
+    if let Some(f) = net_file(args) {
+        check.input("--eval-file", f);
     }
     if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
         check.run_dir(dir);
@@ -305,10 +325,19 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         .into_iter()
         .flatten()
     {
-        check.record("--out", p);
+        check.record("--out", &p).locked("--out", &p);
     }
-    check.output("--out record", run_record::path_for(&out));
+    check.record("--out record", run_record::path_for(&out));
     check.check()?;
+    // The network is loaded here, so that its errors name --eval-file (datagen's option),
+    // and handed to the engine as such.
+    let net = net_file(args)
+        .map(|f| {
+            Net::load(f)
+                .map(Arc::new)
+                .map_err(|e| CliError::usage(format!("--eval-file {e}")))
+        })
+        .transpose()?;
     // The one run plan: a single builtin engine playing itself at the node limit.
     let engines = EngineArgs {
         engines: Vec::new(),
@@ -317,20 +346,8 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             format!("nodes={}", args.nodes),
             format!("option.Hash={}", args.hash),
             format!("option.Eval={}", args.eval),
-        ]
-        .into_iter()
-        .chain(
-            args.eval_file
-                .as_ref()
-                .map(|f| format!("option.EvalFile={}", f.display())),
-        )
-        .collect(),
+        ],
     };
-    if args.eval_file.is_some() && args.eval != "nnue" {
-        return Err(CliError::usage(
-            "--eval-file is the network of --eval nnue: add --eval nnue",
-        ));
-    }
     let (plan, run) = MatchPlan::build(&PlanRequest {
         engines: &engines,
         seats: 0..=0,
@@ -353,6 +370,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         (None, false) => Source::StartPosition,
     };
     Ok(Plan {
+        net_sha256: net_sha256(args)?,
         out,
         format,
         filter: TextFilter {
@@ -367,7 +385,10 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             source,
             random_plies: args.random_plies,
             opening_limit: args.opening_limit.min(i32::MAX as u32) as i32,
-            variant: run.variants[0].clone(),
+            variant: Variant {
+                net,
+                ..run.variants[0].clone()
+            },
             adjudication: TrainingRules::default(),
             seed: plan.seed,
         },
@@ -445,18 +466,30 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
         ),
         Field::new("hash", "--hash", args.hash.into()),
         Field::new("eval", "--eval", args.eval.clone().into()),
-        Field::new("eval-file", "--eval-file", net_identity(args).into()),
+        Field::new(
+            "eval-file-sha256",
+            "--eval-file",
+            plan.net_sha256.clone().into(),
+        ),
     ]
 }
 
+/// The network file of `--eval-file` (`None`: the embedded net, also for an empty value).
+fn net_file(args: &DatagenArgs) -> Option<&Path> {
+    args.eval_file
+        .as_deref()
+        .filter(|f| !rule::is_embedded(&f.to_string_lossy()))
+}
+
 /// What identifies the network of the run: `None` for the embedded net (or HCE), else the
-/// file's path and its stored checksum, so a resume with a changed file is refused.
-fn net_identity(args: &DatagenArgs) -> Option<String> {
-    let path = args.eval_file.as_ref()?;
-    let bytes = std::fs::read(path).ok()?;
-    let sum = bytes.len().checked_sub(8).map(|at| &bytes[at..])?;
-    let hex: String = sum.iter().rev().map(|b| format!("{b:02x}")).collect();
-    Some(format!("{} (checksum {hex})", path.display()))
+/// SHA-256 of the file's bytes, so a resume with a changed file is refused and one with a
+/// byte-identical copy at another path is not.
+fn net_sha256(args: &DatagenArgs) -> CliResult<Option<String>> {
+    net_file(args)
+        .map(|f| {
+            sha256_file(f).map_err(|e| CliError::usage(format!("--eval-file {}: {e}", f.display())))
+        })
+        .transpose()
 }
 
 fn generate(args: &DatagenArgs, plan: &Plan, shard: Option<&ShardRun>) -> CliResult {

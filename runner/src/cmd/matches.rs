@@ -1,7 +1,7 @@
 //! `spar match` and `spar sprt`: parallel self-play between two engine variants.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -15,6 +15,7 @@ use crate::cluster::shard::ShardRun;
 use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::lock::{lock_output, Lock};
 use crate::files::match_files::{MatchFiles, OpenFiles};
 use crate::files::paths::PathCheck;
 use crate::files::position_dump::{spec_of, DumpSpec};
@@ -105,7 +106,35 @@ pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
             "--resume needs --results FILE: the record the run continues from",
         ));
     }
+    let _locks = lock_outputs(&args)?;
     play(args, is_sprt, None)
+}
+
+/// One writer per file a local run appends to and resumes from (`--results`, `--pgnout`,
+/// `--dump-positions`): a second run on any of them is refused before any game, after the
+/// checks of the paths themselves. The kernel frees the locks when this process ends.
+fn lock_outputs(args: &MatchArgs) -> CliResult<Vec<Lock>> {
+    let dump = checked_paths(args)?;
+    let f = &args.files;
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(r) = &f.results {
+        outputs.push(("--results", r.clone()));
+    }
+    if let Some(p) = &f.pgnout {
+        outputs.push(("--pgnout", p.clone()));
+    }
+    if let Some(d) = &dump {
+        // Each file of the dump (viriformat, text); the text file's index follows it.
+        let paths = d.format.paths(&d.path);
+        for p in [paths.viriformat, paths.text].into_iter().flatten() {
+            outputs.push(("--dump-positions", p));
+        }
+    }
+    let mut locks = Vec::new();
+    for (flag, path) in &outputs {
+        locks.extend(lock_output(path, flag)?);
+    }
+    Ok(locks)
 }
 
 /// Plays shard `shard.index` of a cluster run: the pairs I, I+N, … of the manifest's match
@@ -456,11 +485,11 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     }
     let f = &args.files;
     if let Some(r) = &f.results {
-        check.record("--results", r);
-        check.output("--results record", run_record::path_for(r));
+        check.record("--results", r).locked("--results", r);
+        check.record("--results record", run_record::path_for(r));
     }
     if let Some(p) = &f.pgnout {
-        check.output("--pgnout", p);
+        check.output("--pgnout", p).locked("--pgnout", p);
     }
     if let Some(d) = dump {
         let paths = d.format.paths(&d.path);
@@ -468,7 +497,9 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
             .into_iter()
             .flatten()
         {
-            check.record("--dump-positions", p);
+            check
+                .record("--dump-positions", &p)
+                .locked("--dump-positions", &p);
         }
     }
     if let Some(j) = &f.json {

@@ -85,6 +85,7 @@ pub fn run(args: ReportArgs) -> CliResult {
             check.output("--out", dir.join(name));
         }
     }
+    check.inputs()?;
     check.collisions()?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| {

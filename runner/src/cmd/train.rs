@@ -3,19 +3,24 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::nnue::network::MAX_HIDDEN;
+use engine::nnue::network::{INPUTS, MAX_HIDDEN};
 
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_bytes_atomically;
+use crate::files::input::read_bounded;
 use crate::files::kill_point;
+use crate::files::lock::lock_output;
 use crate::files::paths::{parent_dir, with_suffix, PathCheck};
 use crate::interrupt;
 use crate::progress::Progress;
 use crate::stdout;
 use crate::train::checkpoint::{Checkpoint, RunOptions};
-use crate::train::data::{Filter, PackedFile};
+use crate::train::data::{Filter, PackedFile, PACKED_BYTES};
 use crate::train::quantise::{self, MEAN_TOLERANCE_CP};
 use crate::train::Trainer;
+
+/// Positions per optimiser step without `--batch` (a smaller data set is one batch).
+const DEFAULT_BATCH: usize = 16_384;
 
 /// Positions of the held-out set on which the quantised net is checked against the float one.
 const AGREEMENT_POSITIONS: usize = 10_000;
@@ -52,9 +57,10 @@ pub struct TrainArgs {
     /// Passes over the data.
     #[arg(long, default_value_t = 10)]
     epochs: u32,
-    /// Positions per optimiser step.
-    #[arg(long, default_value_t = 16_384)]
-    batch: usize,
+    /// Positions per optimiser step [default: 16384, or all the positions when fewer]; at
+    /// most the number of positions left to train on, and what memory holds.
+    #[arg(long, value_name = "N")]
+    batch: Option<usize>,
     /// Learning rate at the start (cosine decay to a hundredth of it).
     #[arg(long, default_value_t = 0.001)]
     lr: f64,
@@ -96,10 +102,20 @@ fn check_args(args: &TrainArgs) -> CliResult {
     if args.epochs == 0 {
         return Err(CliError::usage("--epochs 0: give at least 1 epoch"));
     }
-    if args.batch == 0 {
+    if args.batch == Some(0) {
         return Err(CliError::usage(
             "--batch 0: give at least 1 position per step (e.g. 16384)",
         ));
+    }
+    if let Some(batch) = args.batch {
+        // A batch is held in memory, as packed positions and as their copy being filled.
+        let need_mib = (batch as u64).saturating_mul(2 * PACKED_BYTES as u64) >> 20;
+        let have = crate::plan::available_memory_mib().unwrap_or(u64::MAX);
+        if need_mib > have / 2 {
+            return Err(CliError::usage(format!(
+                "--batch {batch}: one batch needs {need_mib} MiB of memory, more than half of the {have} MiB available; give a smaller --batch (e.g. 16384)"
+            )));
+        }
     }
     if !(args.lr.is_finite() && args.lr > 0.0) {
         return Err(CliError::usage(format!(
@@ -132,21 +148,24 @@ fn check_args(args: &TrainArgs) -> CliResult {
 }
 
 /// Reads the checkpoint of `--resume`, if there is one.
+///
+/// Only a regular file is read, and at most [`MAX_CHECKPOINT`] bytes of it.
 fn load_checkpoint(path: &Path) -> CliResult<Option<Checkpoint>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Checkpoint::from_bytes(&bytes).map(Some).map_err(|e| {
-            CliError::usage(format!(
-                "--resume: checkpoint {}: {e}; delete it to start the run over",
-                path.display()
-            ))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CliError::usage(format!(
-            "--resume: cannot read checkpoint {}: {e}",
-            path.display()
-        ))),
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(None);
     }
+    let bytes = read_bounded(path, "--resume: checkpoint", MAX_CHECKPOINT)?;
+    Checkpoint::from_bytes(&bytes).map(Some).map_err(|e| {
+        CliError::usage(format!(
+            "--resume: checkpoint {}: {e}; delete it to start the run over",
+            path.display()
+        ))
+    })
 }
+
+/// The largest checkpoint read: a network of the largest width with its two AdamW moments
+/// (three 4-byte values per weight), plus room for the header and options.
+const MAX_CHECKPOINT: u64 = 12 * (INPUTS as u64 + 3) * MAX_HIDDEN as u64 + (1 << 20);
 
 /// Runs `spar train`.
 pub fn run(args: TrainArgs) -> CliResult {
@@ -161,8 +180,12 @@ pub fn run(args: TrainArgs) -> CliResult {
     }
     check
         .output("--out", &args.out)
+        .locked("--out", &args.out)
         .record("--out (checkpoint)", &ckpt_path);
     check.check()?;
+    // One trainer per --out (its checkpoint and temporary packed data beside it): a second
+    // `spar train` on it is refused before reading any data.
+    let _lock = lock_output(&args.out, "--out")?;
     let resume = if args.resume {
         load_checkpoint(&ckpt_path)?
     } else if ckpt_path.exists() {
@@ -214,11 +237,22 @@ pub fn run(args: TrainArgs) -> CliResult {
         Some(v)
     };
     out.say(format!("read in {:.1} s", t0.elapsed().as_secs_f64()));
+    let batch = match args.batch {
+        Some(b) if b > train.len() => {
+            return Err(CliError::usage(format!(
+                "--batch {b} is more than the {} positions left to train on in --data: give at most {} (a batch is the positions of one optimiser step)",
+                train.len(),
+                train.len()
+            )))
+        }
+        Some(b) => b,
+        None => DEFAULT_BATCH,
+    };
 
     let options = RunOptions {
         hidden: args.hidden,
         epochs: args.epochs,
-        batch: args.batch,
+        batch,
         lr: args.lr,
         wdl: args.wdl,
         weight_decay: args.weight_decay,

@@ -13,6 +13,7 @@ use crate::engines::variant::{self, Source};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::kill_point;
+use crate::files::lock::lock_output;
 use crate::files::paths::PathCheck;
 use crate::files::run_record::{self, Field};
 use crate::interrupt;
@@ -103,13 +104,18 @@ pub fn run(args: TuneArgs) -> CliResult {
     check.engine_words(&args.each);
     check.book_words(args.book.book.as_deref());
     if let Some(c) = &args.csv {
-        check.record("--csv", c);
-        check.output("--csv record", run_record::path_for(c));
+        check.record("--csv", c).locked("--csv", c);
+        check.record("--csv record", run_record::path_for(c));
     }
     if let Some(o) = &args.out {
         check.output("--out", o);
     }
     check.check()?;
+    // One writer per --csv: a second tune on it is refused before any game.
+    let _lock = match &args.csv {
+        Some(c) => lock_output(c, "--csv")?,
+        None => None,
+    };
     let started = Instant::now();
     let mut params: Vec<SpsaParam> = match &args.params {
         Some(path) => spsa_params::load(path).map_err(CliError::usage)?,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::nnue::embedded::EMBEDDED_NAME;
+use engine::nnue::rule;
 use engine::nnue::Net;
 use engine::params::Params;
 use engine::search::Evaluation;
@@ -215,6 +215,7 @@ pub fn parse_variant(
     let mut hash_mb = 16;
     let mut evaluation = Evaluation::DEFAULT;
     let mut net = None;
+    let mut net_file: Option<String> = None;
     let num = |k: &str, v: &str| -> Result<u64, String> {
         v.parse::<u64>()
             .map_err(|_| format!("engine word {k}={v}: expected a non-negative integer"))
@@ -314,11 +315,15 @@ pub fn parse_variant(
                         format!("engine '{name}': option.Eval={value}: expected hce or nnue")
                     })?
                 }
-                "EvalFile" if value == EMBEDDED_NAME => net = None,
+                "EvalFile" if rule::is_embedded(&value) => {
+                    net = None;
+                    net_file = None;
+                }
                 "EvalFile" => {
                     let loaded = Net::load(Path::new(&value))
                         .map_err(|e| format!("engine '{name}': option.EvalFile: {e}"))?;
                     net = Some(Arc::new(loaded));
+                    net_file = Some(value);
                 }
                 "Threads" if value == "1" => {}
                 "Threads" => {
@@ -339,6 +344,8 @@ pub fn parse_variant(
             }
         }
         options = kept;
+        rule::check(evaluation, net_file.as_deref(), &rule::ENGINE_WORDS)
+            .map_err(|e| format!("engine '{name}': {e}"))?;
         if evaluation == Evaluation::Nnue {
             if let Some((spec, _)) = params.changed().find(|(spec, _)| spec.eval) {
                 return Err(format!(
@@ -503,6 +510,17 @@ mod tests {
         let word = format!("option.EvalFile={}", file.display());
         let v = parse_variant(&words(&format!("nodes=5 option.Eval=NNUE {word}")), &[], 0).unwrap();
         assert_eq!(v.net.map(|n| n.hidden()), Some(32));
+        // One rule with UCI: an empty EvalFile is the embedded net; a file needs NNUE.
+        let v = parse_variant(&words("nodes=5 option.EvalFile="), &[], 0).unwrap();
+        assert!(v.net.is_none());
+        let v = parse_variant(&words("nodes=5 option.Eval=hce option.EvalFile="), &[], 0).unwrap();
+        assert_eq!(v.evaluation, Evaluation::Hce);
+        let err =
+            parse_variant(&words(&format!("nodes=5 option.Eval=hce {word}")), &[], 0).unwrap_err();
+        assert!(
+            err.contains("option.EvalFile") && err.contains("is a network, which only the NNUE"),
+            "{err}"
+        );
         // External engines get them as UCI options.
         let v = parse_variant(&words("cmd=x nodes=5 option.Eval=nnue"), &[], 0).unwrap();
         assert_eq!(v.options, vec![("Eval".to_string(), "nnue".to_string())]);

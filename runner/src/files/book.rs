@@ -50,6 +50,15 @@ impl OpeningBook {
         if book.is_empty() {
             return Err(format!("--book {file}: no openings in the file"));
         }
+        // start=K past the end would silently wrap around to another opening.
+        if options.start > book.len() {
+            return Err(format!(
+                "--book {file} start={}: the book has {} openings: give start=1 to start={}",
+                options.start,
+                book.len(),
+                book.len()
+            ));
+        }
         // A position where the game is already over would be counted as a 0-move result.
         for k in 0..book.len() {
             let o = book.opening(k);
@@ -92,6 +101,27 @@ impl OpeningBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_past_the_end_of_the_book_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.epd");
+        std::fs::write(
+            &path,
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+             rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n",
+        )
+        .unwrap();
+        let words = |start: &str| [path.display().to_string(), format!("start={start}")];
+        for ok in ["0", "1", "2"] {
+            assert!(OpeningBook::load(Some(&words(ok)), 1).is_ok(), "start={ok}");
+        }
+        let err = OpeningBook::load(Some(&words("3")), 1).err().unwrap();
+        assert!(
+            err.ends_with("start=3: the book has 2 openings: give start=1 to start=2"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_book_position_with_no_legal_move_is_refused() {

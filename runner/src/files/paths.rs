@@ -74,6 +74,20 @@ impl PathCheck {
         self
     }
 
+    /// The lock file of an output the command locks ([`crate::files::lock::lock_output`]):
+    /// an output too, so that no other input or output of the command is that file (the
+    /// lock would overwrite it). None for a special file, which gets no lock.
+    pub fn locked(&mut self, flag: &str, path: impl AsRef<Path>) -> &mut Self {
+        let path = path.as_ref();
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return self;
+        }
+        self.output(
+            format!("{flag} lock"),
+            crate::files::lock::lock_file_for(path),
+        )
+    }
+
     /// The `params=FILE` and `--book FILE` inputs in engine and book words.
     pub fn engine_words(&mut self, words: &[String]) -> &mut Self {
         for w in words {
@@ -92,10 +106,25 @@ impl PathCheck {
         self
     }
 
-    /// Both checks: [`PathCheck::collisions`], then [`PathCheck::writable`].
+    /// All three checks: [`PathCheck::inputs`], [`PathCheck::collisions`], then
+    /// [`PathCheck::writable`].
     pub fn check(&self) -> CliResult {
+        self.inputs()?;
         self.collisions()?;
         self.writable()
+    }
+
+    /// Every input that exists is a regular file: a FIFO with no writer would block its
+    /// open forever, a device like `/dev/zero` never ends, a pipe cannot be read twice (the
+    /// format guess, then the parse), and a directory is no file. A missing input is left
+    /// to its reader, whose message names it.
+    pub fn inputs(&self) -> CliResult {
+        for f in self.files.iter().filter(|f| !f.output) {
+            if std::fs::metadata(&f.path).is_ok() {
+                crate::files::input::regular(&f.path, &f.flag)?;
+            }
+        }
+        Ok(())
     }
 
     /// No output is the same file as another input or output, or a file a run directory

@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
+use crate::files::input::{read_optional, SMALL_FILE};
 use crate::files::paths::with_suffix;
 
 /// Format version of the record.
@@ -66,15 +67,9 @@ impl Stored {
 /// Reads the record of `file` (`None`: there is none).
 pub fn read(file_flag: &str, file: &Path) -> CliResult<Option<Stored>> {
     let path = path_for(file);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(CliError::usage(format!(
-                "--resume: cannot read {}: {e}",
-                path.display()
-            )))
-        }
+    // Bounded, and a regular file only (a FIFO there would block the open forever).
+    let Some(text) = read_optional(&path, "--resume: the run record", SMALL_FILE)? else {
+        return Ok(None);
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(object)) if object.get("spar_run").is_some() => {

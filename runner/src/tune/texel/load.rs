@@ -108,7 +108,16 @@ pub fn from_text(text: &str, origin: &str, limit: Option<usize>) -> Result<Datas
 pub fn text_file(path: &Path, limit: Option<usize>) -> Result<Dataset, String> {
     // A regular file is read whole, whatever its size; anything else (a device, a pipe) is
     // read through the bounded reader, so an endless stream is an error, not all memory.
-    let text = if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+    let text = if let Some(m) = std::fs::metadata(path).ok().filter(|m| m.is_file()) {
+        // Held whole in memory (and its positions beside it): bounded by what is free.
+        let mib = m.len() >> 20;
+        if let Some(have) = crate::plan::available_memory_mib().filter(|&h| mib > h / 2) {
+            return Err(format!(
+                "--data {}: {mib} MiB of text, more than half of the {have} MiB of memory available: \
+                 give a viriformat file (read as a stream) or split the file",
+                path.display()
+            ));
+        }
         let bytes = std::fs::read(path)
             .map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
         String::from_utf8(bytes).map_err(|_| {
