@@ -333,6 +333,12 @@ fn devices_fifos_and_pipes_are_refused_where_a_file_is_read() {
         let o = run_quickly(&argv(line));
         usage_error(&o, "not a regular file");
     }
+    // An output device is written in place and never read back (reading /dev/zero to find
+    // where the PGN's games start once never ended).
+    ok(&run_quickly(&argv(&format!(
+        "{} --pgnout /dev/zero",
+        match_each("nodes=100")
+    ))));
     // Read back to resume: the run record and the checkpoint.
     let record = dir.path().join("r.csv.run.json");
     std::fs::remove_file(&record).unwrap();

@@ -782,3 +782,60 @@ fn one_writer_per_output_and_no_lock_left_by_a_killed_run() {
         assert!(line.starts_with(&format!("{k},")), "row {k}: {text}");
     }
 }
+
+/// Issue 24, class 12 (the class, beyond datagen's net): a resume compares the files a run
+/// names by their bytes, not their paths: `params=` files, `option.EvalFile=` nets and the
+/// book of a match, tune or datagen. A byte-identical copy at another path resumes; a
+/// changed file at the same path is refused, naming the option.
+#[test]
+fn resume_compares_the_files_of_a_run_by_their_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    std::fs::create_dir(&one).unwrap();
+    std::fs::create_dir(&two).unwrap();
+    let book = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+                rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n";
+    let net = engine::nnue::placeholder::material_network(16).to_bytes();
+    for d in [&one, &two] {
+        std::fs::write(d.join("p.txt"), "rfp_margin, 80\n").unwrap();
+        std::fs::write(d.join("b.epd"), book).unwrap();
+        std::fs::write(d.join("n.nnue"), &net).unwrap();
+    }
+    let r = dir.path().join("r.csv");
+    let game = |d: &Path, games: u32, resume: bool| {
+        let mut a = words(&format!(
+            "match --engine name=a params={} option.EvalFile={} --engine name=b --each nodes=300 \
+             --quiet --concurrency 1 --book {} --games {games} --results {}",
+            p(&d.join("p.txt")),
+            p(&d.join("n.nnue")),
+            p(&d.join("b.epd")),
+            p(&r)
+        ));
+        if resume {
+            a.push("--resume".into());
+        }
+        run(&a)
+    };
+    ok(&game(&one, 2, false));
+    // The same bytes elsewhere: the same run.
+    ok(&game(&two, 4, true));
+    assert_eq!(lines_in(&r), 5);
+    // Changed bytes at the same path: another run.
+    std::fs::write(two.join("p.txt"), "rfp_margin, 81\n").unwrap();
+    usage_error(
+        &game(&two, 6, true),
+        "--resume: --engine nodes=300 name=a params=sha256:",
+    );
+    std::fs::write(two.join("p.txt"), "rfp_margin, 80\n").unwrap();
+    // Another net of the same width (a valid file, one weight changed).
+    let mut bytes = engine::nnue::network::Network::from_bytes(&net).unwrap();
+    bytes.feature_weights[0] ^= 1;
+    std::fs::write(two.join("n.nnue"), bytes.to_bytes()).unwrap();
+    usage_error(&game(&two, 6, true), "option.EvalFile=sha256:");
+    std::fs::write(two.join("n.nnue"), &net).unwrap();
+    std::fs::write(two.join("b.epd"), book.replace("4P3", "2P5")).unwrap();
+    usage_error(&game(&two, 6, true), "--resume: --book file=sha256:");
+    std::fs::write(two.join("b.epd"), book).unwrap();
+    ok(&game(&two, 6, true));
+    assert_eq!(lines_in(&r), 7);
+}

@@ -290,6 +290,12 @@ fn the_batch_is_bounded_by_memory_and_by_the_data() {
         ),
     ]);
     assert!(!out.exists());
+    let refused = run(&["train", "--data", d, "--out", o, "--batch", "1000000"]);
+    assert!(
+        refused.stdout.is_empty(),
+        "the refusal is the only output: {}",
+        stdout(&refused)
+    );
     let text = ok(&run(&[
         "train",
         "--data",

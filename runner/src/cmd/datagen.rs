@@ -449,11 +449,17 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             "--opening-limit",
             args.opening_limit.into(),
         ),
-        Field::new(
-            "book",
-            "--book",
-            args.book.as_ref().map(|b| b.display().to_string()).into(),
-        ),
+        // The book by its bytes (a new key: an older record's path is not compared).
+        match &args.book {
+            Some(b) => Field::new(
+                "book by content",
+                "--book",
+                super::words_by_content(&[b.display().to_string()], true)
+                    .and_then(|w| w.into_iter().next())
+                    .into(),
+            ),
+            None => Field::new("book", "--book", Option::<String>::None.into()),
+        },
         Field::new("dfrc", "--dfrc", args.dfrc.into()),
         Field::new("format", "--format", plan.format.name().into()),
         Field::new("min-ply", "--min-ply", f.min_ply.into()),

@@ -521,10 +521,27 @@ pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) ->
         .engines
         .iter()
         .enumerate()
-        .map(|(i, e)| Field::new(&format!("engine {}", i + 1), "--engine", json(&e.words)))
+        .map(|(i, e)| match super::words_by_content(&e.words, false) {
+            // Files by their bytes (a new key: an older record's paths are not compared).
+            Some(w) => Field::new(
+                &format!("engine {} by content", i + 1),
+                "--engine",
+                json(&w),
+            ),
+            None => Field::new(&format!("engine {}", i + 1), "--engine", json(&e.words)),
+        })
         .collect();
     fields.push(Field::new("seed", "--seed", plan.seed.into()));
-    fields.push(Field::new("book", "--book", json(&plan.book)));
+    fields.push(
+        match plan
+            .book
+            .as_deref()
+            .and_then(|b| super::words_by_content(b, true))
+        {
+            Some(w) => Field::new("book by content", "--book", json(&w)),
+            None => Field::new("book", "--book", json(&plan.book)),
+        },
+    );
     fields.push(Field::new(
         "adjudication",
         "--resign/--draw/--maxmoves",

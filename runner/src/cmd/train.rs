@@ -217,6 +217,19 @@ pub fn run(args: TrainArgs) -> CliResult {
     let tmp_dir = parent_dir(&args.out);
     let (train, counts) =
         PackedFile::convert("--data", &args.data, filter, tmp_dir).map_err(CliError::usage)?;
+    // Before the data summary, so that the refusal is the only output (no positions at all
+    // has its own message below).
+    let batch = match args.batch {
+        Some(b) if b > train.len() && !train.is_empty() => {
+            return Err(CliError::usage(format!(
+                "--batch {b} is more than the {} positions left to train on in --data: give at most {} (a batch is the positions of one optimiser step)",
+                train.len(),
+                train.len()
+            )))
+        }
+        Some(b) => b,
+        None => DEFAULT_BATCH,
+    };
     out.say(format!("data: {}", counts.summary()));
     if train.is_empty() {
         return Err(CliError::usage(
@@ -237,17 +250,6 @@ pub fn run(args: TrainArgs) -> CliResult {
         Some(v)
     };
     out.say(format!("read in {:.1} s", t0.elapsed().as_secs_f64()));
-    let batch = match args.batch {
-        Some(b) if b > train.len() => {
-            return Err(CliError::usage(format!(
-                "--batch {b} is more than the {} positions left to train on in --data: give at most {} (a batch is the positions of one optimiser step)",
-                train.len(),
-                train.len()
-            )))
-        }
-        Some(b) => b,
-        None => DEFAULT_BATCH,
-    };
 
     let options = RunOptions {
         hidden: args.hidden,

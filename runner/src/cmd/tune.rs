@@ -184,8 +184,19 @@ pub fn run(args: TuneArgs) -> CliResult {
             Field::new("gamma", "--gamma", args.gamma.into()),
             Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
             Field::new("seed", "--seed", plan.seed.into()),
-            Field::new("each", "--each", plan.engines[0].words.clone().into()),
-            Field::new("book", "--book", plan.book.clone().into()),
+            // Files by their bytes (new keys: an older record's paths are not compared).
+            match super::words_by_content(&plan.engines[0].words, false) {
+                Some(w) => Field::new("each by content", "--each", w.into()),
+                None => Field::new("each", "--each", plan.engines[0].words.clone().into()),
+            },
+            match plan
+                .book
+                .as_deref()
+                .and_then(|b| super::words_by_content(b, true))
+            {
+                Some(w) => Field::new("book by content", "--book", w.into()),
+                None => Field::new("book", "--book", plan.book.clone().into()),
+            },
             Field::new(
                 "adjudication",
                 "--resign/--draw/--maxmoves",

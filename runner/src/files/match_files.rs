@@ -91,10 +91,15 @@ impl MatchFiles {
         let mut pgn_games = None;
         let mut pgn_start = 0;
         if let Some(p) = o.pgn {
-            let text = match std::fs::read(p) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(format!("cannot read --pgnout {}: {e}", p.display())),
+            // A special file (`/dev/null`, a FIFO to a reader) is written in place and never
+            // read back: reading `/dev/zero` would never end, a FIFO would block.
+            let text = match std::fs::metadata(p) {
+                Ok(m) if !m.is_file() => Vec::new(),
+                _ => match std::fs::read(p) {
+                    Ok(t) => t,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                    Err(e) => return Err(format!("cannot read --pgnout {}: {e}", p.display())),
+                },
             };
             pgn_start = text.len() as u64;
             if o.resume {
