@@ -1030,4 +1030,86 @@ mod tests {
         s.quit();
         std::fs::remove_dir_all(&dir).unwrap();
     }
+    #[test]
+    fn syzygy_options_open_tables_and_refuse_bad_paths() {
+        let dir = std::env::temp_dir().join(format!("spar-uci-syzygy-{}", std::process::id()));
+        let garbage = dir.join("garbage");
+        std::fs::create_dir_all(&garbage).unwrap();
+        std::fs::write(garbage.join("KRvK.rtbw"), vec![0x55u8; 80]).unwrap();
+        let file = dir.join("file.txt");
+        std::fs::write(&file, b"not a directory").unwrap();
+
+        let mut s = Session::start();
+        s.send(b"uci\n");
+        let got = s.until(PATIENCE, |l| l == "uciok");
+        for line in [
+            "option name SyzygyPath type string default <empty>",
+            "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+            "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+            "option name Syzygy50MoveRule type check default true",
+        ] {
+            assert!(got.contains(&line.to_string()), "{line}: {got:?}");
+        }
+        let bad = |s: &mut Session, value: &str, why: &str, keeping: &str| {
+            s.send(format!("setoption name SyzygyPath value {value}\nisready\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l == "readyok");
+            let info = info_strings(&got);
+            assert!(
+                info.len() == 1
+                    && info[0].starts_with(&format!("info string SyzygyPath {value}: "))
+                    && info[0].contains(why)
+                    && info[0].ends_with(&format!("; keeping {keeping}")),
+                "{value}: {got:?}"
+            );
+        };
+        bad(&mut s, "/nonexistent", "does not exist", "<empty>");
+        bad(&mut s, file.to_str().unwrap(), "is a file", "<empty>");
+        bad(
+            &mut s,
+            garbage.to_str().unwrap(),
+            "not a valid Syzygy table",
+            "<empty>",
+        );
+        bad(&mut s, dir.to_str().unwrap(), "no Syzygy tables", "<empty>");
+        for (option, why) in [
+            ("SyzygyProbeDepth value 0", "from 1 to 100"),
+            ("SyzygyProbeLimit value 8", "from 0 to 7"),
+            ("SyzygyProbeLimit value x", "from 0 to 7"),
+            ("Syzygy50MoveRule value maybe", "true or false"),
+        ] {
+            s.send(format!("setoption name {option}\nisready\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l == "readyok");
+            assert!(got[0].contains(why), "{option}: {got:?}");
+        }
+        s.send(b"setoption name SyzygyProbeDepth value 2\nsetoption name Syzygy50MoveRule value false\nisready\n");
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        assert_eq!(got, vec!["readyok".to_string()]);
+        s.send(b"position fen 8/8/8/8/3k4/8/8/KBN5 w - - 0 1\ngo depth 3\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        assert!(got.iter().any(|l| l.contains(" tbhits 0 ")), "{got:?}");
+
+        if let Some(path) = crate::search::syzygy::test_tables_dir("syzygy_options_open_tables") {
+            s.send(format!("setoption name SyzygyPath value {path}\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l.starts_with("info string"));
+            assert_eq!(
+                got[0], "info string Syzygy: 70 files, up to 4 pieces",
+                "{got:?}"
+            );
+            bad(&mut s, "/nonexistent", "does not exist", &path);
+            s.send(b"go depth 3\n");
+            let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+            let info = got.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+            assert!(
+                info.contains("score cp 19999") && !info.contains("tbhits 0 "),
+                "{got:?}"
+            );
+            s.send(b"setoption name SyzygyPath value <empty>\ngo depth 3\n");
+            let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+            assert!(got.iter().any(|l| l.contains(" tbhits 0 ")), "{got:?}");
+        }
+        s.send(b"isready\n");
+        s.until(PATIENCE, |l| l == "readyok");
+        s.quit();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -190,10 +190,10 @@ fn rank_by_wdl(tb: &Tablebases, pos: &Position, moves: &[Move], rule50: bool) ->
     Some(ranks)
 }
 
-/// The 3-4-piece tables for unit tests: `SPAR_SYZYGY` or the cache `.ci/setup` fills.
-/// Without them, a `NOTICE` and `None`; under `CI=true`, a failure.
+/// The directory of the 3-4-piece tables for unit tests: `SPAR_SYZYGY` or the cache
+/// `.ci/setup` fills. Without them, a `NOTICE` and `None`; under `CI=true`, a failure.
 #[cfg(test)]
-pub(crate) fn test_tables(test: &str) -> Option<std::sync::Arc<Tablebases>> {
+pub(crate) fn test_tables_dir(test: &str) -> Option<String> {
     use std::path::PathBuf;
     let dir = match std::env::var_os("SPAR_SYZYGY") {
         Some(d) => Some(PathBuf::from(d)),
@@ -203,18 +203,26 @@ pub(crate) fn test_tables(test: &str) -> Option<std::sync::Arc<Tablebases>> {
             .map(|c| c.join("spar").join("syzygy").join("3-4")),
     }
     .filter(|d| d.join("KRvK.rtbw").is_file());
-    let Some(dir) = dir else {
+    if dir.is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "{test}: no Syzygy 3-4-piece tables and CI=true; bash .ci/setup installs them"
         );
         eprintln!(
-            "NOTICE: {test} skipped: no Syzygy 3-4-piece tables (set SPAR_SYZYGY or run .ci/setup)"
+            "NOTICE: {test} skipped: no Syzygy 3-4-piece tables (set SPAR_SYZYGY or run \
+             .ci/setup)"
         );
-        return None;
-    };
-    let tb = Tablebases::open(dir.to_str().expect("a UTF-8 path")).expect("the tables open");
-    Some(std::sync::Arc::new(tb))
+    }
+    dir.map(|d| d.to_str().expect("a UTF-8 path").to_string())
+}
+
+/// The 3-4-piece tables for unit tests, opened (see [`test_tables_dir`]).
+#[cfg(test)]
+pub(crate) fn test_tables(test: &str) -> Option<std::sync::Arc<Tablebases>> {
+    let dir = test_tables_dir(test)?;
+    Some(std::sync::Arc::new(
+        Tablebases::open(&dir).expect("the tables open"),
+    ))
 }
 
 #[cfg(test)]
