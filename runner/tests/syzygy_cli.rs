@@ -182,3 +182,40 @@ fn a_bad_syzygy_path_is_a_usage_error_before_any_game() {
         assert!(!csv.exists(), "no game was played");
     }
 }
+
+#[test]
+fn bench_with_syzygy_counts_hits_and_keeps_the_far_positions_unchanged() {
+    let o = run(&["bench", "--syzygy", "/nonexistent/syzygy"]);
+    usage_error(&o, "--syzygy /nonexistent/syzygy: tablebase directory");
+    let Some(tables) = tables_dir("bench_with_syzygy_counts_hits") else {
+        return;
+    };
+    let lines = |dirs: &str| -> Vec<String> {
+        let out = ok(&run(&["bench", "4", "--eval", "hce", "--syzygy", dirs]));
+        out.lines().map(str::to_string).collect()
+    };
+    let with = lines(path_str(&tables));
+    let without = lines("<empty>");
+    assert_eq!(with.len(), 3, "{with:?}");
+    assert_eq!(
+        with[0],
+        format!("syzygy {}: 70 files, up to 4 pieces", tables.display())
+    );
+    assert_eq!(without[0], "syzygy: none");
+    assert!(!with[1].starts_with("0 tbhits") && without[1].starts_with("0 tbhits"));
+    // Far from the tables, the search is the same: the same node count there.
+    let far = |l: &str| {
+        l.split("pieces: ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(far(&with[1]), far(&without[1]));
+    // Without tables, the signature line is the plain bench's.
+    let plain = ok(&run(&["bench", "4", "--eval", "hce"]));
+    let nodes = |l: &str| l.split(' ').next().unwrap().to_string();
+    assert_eq!(nodes(&without[2]), nodes(plain.trim()));
+}
