@@ -219,3 +219,49 @@ fn bench_with_syzygy_counts_hits_and_keeps_the_far_positions_unchanged() {
     let nodes = |l: &str| l.split(' ').next().unwrap().to_string();
     assert_eq!(nodes(&without[2]), nodes(plain.trim()));
 }
+
+/// Node-limited games with tables are the same at any concurrency: the probes (and the
+/// shared, lazily mapped tables) add nothing that depends on timing.
+#[test]
+fn games_with_tables_do_not_depend_on_concurrency() {
+    let Some(tables) = tables_dir("games_with_tables_do_not_depend_on_concurrency") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("near.epd");
+    std::fs::write(
+        &book,
+        "8/8/4k3/3r4/8/2N5/3PK3/8 w - -\n8/5k2/8/3p4/3P4/2K5/5N2/8 w - -\n\
+         8/8/2k5/8/2P1n3/8/4K3/5B2 w - -\n",
+    )
+    .unwrap();
+    let path = format!("option.SyzygyPath={}", tables.display());
+    let mut outputs = Vec::new();
+    for c in ["1", "2"] {
+        let csv = dir.path().join(format!("r{c}.csv"));
+        let o = run(&[
+            "match",
+            "--engine",
+            "name=tb",
+            &path,
+            "--engine",
+            "name=plain",
+            "--each",
+            "nodes=400",
+            "--book",
+            path_str(&book),
+            "order=sequential",
+            "--games",
+            "6",
+            "--concurrency",
+            c,
+            "--results",
+            path_str(&csv),
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        outputs.push(rows_without_time(&csv));
+    }
+    assert_eq!(outputs[0].len(), 7, "header + 6 rows");
+    assert_eq!(outputs[0], outputs[1]);
+}
