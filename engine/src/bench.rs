@@ -9,6 +9,7 @@ use crate::nnue::Net;
 use crate::params::Params;
 use crate::position::Position;
 use crate::search::{Evaluation, Limits, Searcher};
+use crate::tablebase::Tablebases;
 
 /// Default bench depth.
 pub const DEFAULT_DEPTH: i32 = 10;
@@ -75,12 +76,27 @@ pub struct BenchResult {
     pub nodes: u64,
     /// Wall time.
     pub time: Duration,
+    /// Tablebase hits (0 without tables).
+    pub tbhits: u64,
+    /// Nodes in the positions with at least [`FAR_PIECES`] pieces, which no search of
+    /// bench depth takes into 3-7-piece tables: what probing costs where it never hits.
+    pub far_nodes: u64,
+    /// Search time of those positions.
+    pub far_time: Duration,
 }
+
+/// Positions with at least this many pieces count as far from the tables.
+pub const FAR_PIECES: u32 = 16;
 
 impl BenchResult {
     /// Nodes per second.
     pub fn nps(&self) -> u64 {
         (self.nodes as f64 / self.time.as_secs_f64().max(1e-9)) as u64
+    }
+
+    /// Nodes per second in the positions far from the tables.
+    pub fn far_nps(&self) -> u64 {
+        (self.far_nodes as f64 / self.far_time.as_secs_f64().max(1e-9)) as u64
     }
 
     /// The OpenBench line: `N nodes M nps`.
@@ -102,7 +118,19 @@ pub fn run_with(
     evaluation: Evaluation,
     net: Option<Arc<Net>>,
 ) -> BenchResult {
+    run_tb(depth, params, evaluation, net, None)
+}
+
+/// [`run_with`] with Syzygy tables (`None`: none, the bench signature's setting).
+pub fn run_tb(
+    depth: i32,
+    params: &Params,
+    evaluation: Evaluation,
+    net: Option<Arc<Net>>,
+    tb: Option<Arc<Tablebases>>,
+) -> BenchResult {
     let mut searcher = Searcher::new(params.clone());
+    searcher.set_tablebases(tb);
     searcher.set_hash_mb(16);
     searcher.set_evaluation(evaluation);
     if let Some(net) = net {
@@ -112,17 +140,29 @@ pub fn run_with(
         depth: Some(depth),
         ..Limits::default()
     };
-    let mut nodes = 0;
-    let mut time = Duration::ZERO;
+    let mut r = BenchResult {
+        nodes: 0,
+        time: Duration::ZERO,
+        tbhits: 0,
+        far_nodes: 0,
+        far_time: Duration::ZERO,
+    };
     for fen in POSITIONS {
         let pos = Position::from_fen(fen).expect("bench positions are valid");
         searcher.clear();
         // Only the searches are timed, not the table clears between them (as Stockfish does).
         let start = Instant::now();
-        nodes += searcher.search(&pos, &[], &limits, &mut |_| {}).nodes;
-        time += start.elapsed();
+        let result = searcher.search(&pos, &[], &limits, &mut |_| {});
+        let time = start.elapsed();
+        r.nodes += result.nodes;
+        r.time += time;
+        r.tbhits += result.tbhits;
+        if pos.occupied().count() >= FAR_PIECES {
+            r.far_nodes += result.nodes;
+            r.far_time += time;
+        }
     }
-    BenchResult { nodes, time }
+    r
 }
 
 #[cfg(test)]
@@ -148,5 +188,23 @@ mod tests {
         assert!(a.nodes > 10_000);
         let n = run_with(5, &params, Evaluation::Nnue, None);
         assert_eq!(n.nodes, run_with(5, &params, Evaluation::Nnue, None).nodes);
+        assert_eq!(n.tbhits, 0);
+    }
+
+    /// With tables, the positions far from them search exactly as without: the probes
+    /// change nothing there.
+    #[test]
+    fn tables_change_only_the_positions_near_them() {
+        let Some(tb) =
+            crate::search::syzygy::test_tables("tables_change_only_the_positions_near_them")
+        else {
+            return;
+        };
+        let params = Params::defaults();
+        let plain = run_with(6, &params, Evaluation::Hce, None);
+        let with = run_tb(6, &params, Evaluation::Hce, None, Some(tb));
+        assert_eq!(plain.far_nodes, with.far_nodes);
+        assert!(with.tbhits > 0);
+        assert_ne!(plain.nodes, with.nodes);
     }
 }

@@ -15,6 +15,7 @@ use crate::nnue::{default_net, rule, Net};
 use crate::params::{self, Params};
 use crate::position::Position;
 use crate::search::{Evaluation, Limits, Score, SearchInfo, Searcher};
+use crate::tablebase::Tablebases;
 use crate::types::Move;
 
 /// Name and version sent in `id name`.
@@ -44,8 +45,13 @@ struct Session {
     track_file: String,
     /// The `EvalFile` value in use (`<embedded>` for the default net).
     eval_file: String,
+    /// The `SyzygyPath` value in use (`<empty>`: no tables).
+    syzygy_path: String,
     out: Out,
 }
+
+/// The `SyzygyPath` value that means no tables.
+const NO_SYZYGY: &str = "<empty>";
 
 /// The words of `go`, which end a `searchmoves` list.
 const GO_WORDS: [&str; 13] = [
@@ -147,6 +153,7 @@ pub fn run(input: impl BufRead, output: Box<dyn Write + Send>, mut quit_hook: Op
         params: Params::defaults(),
         track_file: String::new(),
         eval_file: EMBEDDED_NAME.to_string(),
+        syzygy_path: NO_SYZYGY.to_string(),
         out: Arc::new(Mutex::new(output)),
     };
     let mut input = input;
@@ -272,6 +279,10 @@ impl Session {
                 Evaluation::DEFAULT.name()
             ),
             format!("option name EvalFile type string default {EMBEDDED_NAME}"),
+            format!("option name SyzygyPath type string default {NO_SYZYGY}"),
+            "option name SyzygyProbeDepth type spin default 1 min 1 max 100".to_string(),
+            "option name SyzygyProbeLimit type spin default 7 min 0 max 7".to_string(),
+            "option name Syzygy50MoveRule type check default true".to_string(),
         ];
         for spec in params::specs() {
             lines.push(format!(
@@ -352,6 +363,39 @@ impl Session {
                 Err(e) => say(&self.out, &format!("info string {e}")),
             },
             "evalfile" => self.set_eval_file(value.unwrap_or("")),
+            "syzygypath" => self.set_syzygy_path(value.unwrap_or("")),
+            "syzygyprobedepth" | "syzygyprobelimit" | "syzygy50moverule" => {
+                let mut config = self.lock_searcher().syzygy();
+                let ok = match name.to_ascii_lowercase().as_str() {
+                    "syzygyprobedepth" => number(value)
+                        .filter(|d| (1..=100).contains(d))
+                        .map(|d| config.probe_depth = d as i32),
+                    "syzygyprobelimit" => number(value)
+                        .filter(|n| (0..=7).contains(n))
+                        .map(|n| config.probe_limit = n as u32),
+                    _ => match value.map(str::to_ascii_lowercase).as_deref() {
+                        Some(v @ ("true" | "false")) => {
+                            config.rule50 = v == "true";
+                            Some(())
+                        }
+                        _ => None,
+                    },
+                };
+                match ok {
+                    Some(()) => self.lock_searcher().set_syzygy(config),
+                    None => say(
+                        &self.out,
+                        &format!(
+                            "info string {name} needs {}",
+                            match name.to_ascii_lowercase().as_str() {
+                                "syzygyprobedepth" => "a value from 1 to 100",
+                                "syzygyprobelimit" => "a value from 0 to 7",
+                                _ => "true or false",
+                            }
+                        ),
+                    ),
+                }
+            }
             "trackfile" => {
                 self.track_file = value.filter(|v| *v != "<empty>").unwrap_or("").to_string()
             }
@@ -406,6 +450,39 @@ impl Session {
             Err(e) => say(
                 &self.out,
                 &format!("info string {e}; keeping {}", self.eval_file),
+            ),
+        }
+    }
+
+    /// `setoption name SyzygyPath value <dirs>`: opens and checks the tables (directories
+    /// separated by `:`); `<empty>` (or nothing) turns them off. Tables that cannot be used
+    /// leave the ones in use as they were.
+    fn set_syzygy_path(&mut self, value: &str) {
+        let value = value.trim();
+        if value.is_empty() || value == NO_SYZYGY {
+            self.lock_searcher().set_tablebases(None);
+            self.syzygy_path = NO_SYZYGY.to_string();
+            return;
+        }
+        match Tablebases::open(value).and_then(|tb| tb.verify().map(|()| tb)) {
+            Ok(tb) => {
+                say(
+                    &self.out,
+                    &format!(
+                        "info string Syzygy: {} files, up to {} pieces",
+                        tb.file_count(),
+                        tb.max_pieces()
+                    ),
+                );
+                self.lock_searcher().set_tablebases(Some(Arc::new(tb)));
+                self.syzygy_path = value.to_string();
+            }
+            Err(e) => say(
+                &self.out,
+                &format!(
+                    "info string SyzygyPath {value}: {e}; keeping {}",
+                    self.syzygy_path
+                ),
             ),
         }
     }
@@ -660,12 +737,13 @@ pub fn info_line(info: &SearchInfo, chess960: bool) -> String {
     };
     let pv: Vec<String> = info.pv.iter().map(|m: &Move| m.to_uci(chess960)).collect();
     format!(
-        "info depth {} seldepth {} score {score} nodes {} nps {} hashfull {} time {} pv {}",
+        "info depth {} seldepth {} score {score} nodes {} nps {} hashfull {} tbhits {} time {} pv {}",
         info.depth,
         info.seldepth,
         info.nodes,
         info.nps,
         info.hashfull,
+        info.tbhits,
         info.time.as_millis(),
         pv.join(" ")
     )
@@ -995,6 +1073,88 @@ mod tests {
         assert!(info[1].contains("expected hce or nnue"), "{got:?}");
         s.send(b"go depth 3\n");
         s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        s.quit();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    #[test]
+    fn syzygy_options_open_tables_and_refuse_bad_paths() {
+        let dir = std::env::temp_dir().join(format!("spar-uci-syzygy-{}", std::process::id()));
+        let garbage = dir.join("garbage");
+        std::fs::create_dir_all(&garbage).unwrap();
+        std::fs::write(garbage.join("KRvK.rtbw"), vec![0x55u8; 80]).unwrap();
+        let file = dir.join("file.txt");
+        std::fs::write(&file, b"not a directory").unwrap();
+
+        let mut s = Session::start();
+        s.send(b"uci\n");
+        let got = s.until(PATIENCE, |l| l == "uciok");
+        for line in [
+            "option name SyzygyPath type string default <empty>",
+            "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+            "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+            "option name Syzygy50MoveRule type check default true",
+        ] {
+            assert!(got.contains(&line.to_string()), "{line}: {got:?}");
+        }
+        let bad = |s: &mut Session, value: &str, why: &str, keeping: &str| {
+            s.send(format!("setoption name SyzygyPath value {value}\nisready\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l == "readyok");
+            let info = info_strings(&got);
+            assert!(
+                info.len() == 1
+                    && info[0].starts_with(&format!("info string SyzygyPath {value}: "))
+                    && info[0].contains(why)
+                    && info[0].ends_with(&format!("; keeping {keeping}")),
+                "{value}: {got:?}"
+            );
+        };
+        bad(&mut s, "/nonexistent", "does not exist", "<empty>");
+        bad(&mut s, file.to_str().unwrap(), "is a file", "<empty>");
+        bad(
+            &mut s,
+            garbage.to_str().unwrap(),
+            "not a valid Syzygy table",
+            "<empty>",
+        );
+        bad(&mut s, dir.to_str().unwrap(), "no Syzygy tables", "<empty>");
+        for (option, why) in [
+            ("SyzygyProbeDepth value 0", "from 1 to 100"),
+            ("SyzygyProbeLimit value 8", "from 0 to 7"),
+            ("SyzygyProbeLimit value x", "from 0 to 7"),
+            ("Syzygy50MoveRule value maybe", "true or false"),
+        ] {
+            s.send(format!("setoption name {option}\nisready\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l == "readyok");
+            assert!(got[0].contains(why), "{option}: {got:?}");
+        }
+        s.send(b"setoption name SyzygyProbeDepth value 2\nsetoption name Syzygy50MoveRule value false\nisready\n");
+        let got = s.until(PATIENCE, |l| l == "readyok");
+        assert_eq!(got, vec!["readyok".to_string()]);
+        s.send(b"position fen 8/8/8/8/3k4/8/8/KBN5 w - - 0 1\ngo depth 3\n");
+        let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+        assert!(got.iter().any(|l| l.contains(" tbhits 0 ")), "{got:?}");
+
+        if let Some(path) = crate::search::syzygy::test_tables_dir("syzygy_options_open_tables") {
+            s.send(format!("setoption name SyzygyPath value {path}\n").as_bytes());
+            let got = s.until(PATIENCE, |l| l.starts_with("info string"));
+            assert_eq!(
+                got[0], "info string Syzygy: 70 files, up to 4 pieces",
+                "{got:?}"
+            );
+            bad(&mut s, "/nonexistent", "does not exist", &path);
+            s.send(b"go depth 3\n");
+            let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+            let info = got.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+            assert!(
+                info.contains("score cp 19999") && !info.contains("tbhits 0 "),
+                "{got:?}"
+            );
+            s.send(b"setoption name SyzygyPath value <empty>\ngo depth 3\n");
+            let got = s.until(PATIENCE, |l| l.starts_with("bestmove"));
+            assert!(got.iter().any(|l| l.contains(" tbhits 0 ")), "{got:?}");
+        }
+        s.send(b"isready\n");
+        s.until(PATIENCE, |l| l == "readyok");
         s.quit();
         std::fs::remove_dir_all(&dir).unwrap();
     }

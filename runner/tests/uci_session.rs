@@ -246,6 +246,7 @@ impl Info {
                 "nodes" => nodes = v.parse().ok(),
                 "nps" => nps = v.parse().ok(),
                 "hashfull" => hashfull = v.parse().ok(),
+                "tbhits" if v.parse::<u64>().is_ok() => {}
                 "time" => time = v.parse().ok(),
                 "score" => {
                     let n = w.get(i + 2).and_then(|n| n.parse().ok());

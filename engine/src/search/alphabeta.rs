@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::eval::{evaluate, EvalWeights};
 use crate::nnue::{AccumulatorStack, Net};
 use crate::position::Position;
+use crate::tablebase::Tablebases;
 use crate::track;
 use crate::types::Move;
 
@@ -14,8 +15,9 @@ use super::legality::gives_check;
 use super::params::SearchParams;
 use super::picker::{MovePicker, OrderingContext, Stage};
 use super::see::{move_gain, see_ge};
+use super::syzygy::{wdl_score, TB_WIN_IN_MAX};
 use super::tt::{Bound, TranspositionTable};
-use super::{Score, SearchInfo, INFINITY, MATE, MATE_IN_MAX, MAX_PLY};
+use super::{Score, SearchInfo, INFINITY, MATE, MATE_IN_MAX, MAX_DEPTH, MAX_PLY};
 
 /// Marks "no static evaluation" (in check).
 const EVAL_NONE: i32 = -31_999;
@@ -46,8 +48,33 @@ pub(crate) struct Shared<'a> {
     /// Set while pondering (`go ponder` until `ponderhit`): no time limit applies, and the
     /// clock starts when it is cleared.
     pub ponder: &'a AtomicBool,
-    /// The root moves to search (`go searchmoves`); empty means all.
+    /// The root moves to search (`go searchmoves`, or those the tablebases keep); empty
+    /// means all.
     pub root_moves: &'a [Move],
+    /// Syzygy tables probed inside the search (`None`: no probes).
+    pub tb: Option<&'a Tablebases>,
+    /// Positions with at most this many pieces are probed (0: none).
+    pub tb_cardinality: u32,
+    /// Positions with exactly `tb_cardinality` pieces are probed from this depth on.
+    pub tb_probe_depth: i32,
+    /// Cursed wins and blessed losses are draws.
+    pub tb_rule50: bool,
+    /// Tablebase hits published by each thread.
+    pub tbhits: &'a [AtomicU64],
+    /// The root's tablebase score when the root is in the tables (reported instead of a
+    /// search score that is not a mate).
+    pub root_tb_score: Option<i32>,
+    /// The probes made to rank the root moves (counted as hits).
+    pub root_tb_probes: u64,
+}
+
+/// The score to report for the root: the search's, or the tables' when the root is in them
+/// and the search found no mate.
+pub(crate) fn root_score(sh: &Shared, score: i32) -> i32 {
+    match sh.root_tb_score {
+        Some(tb) if score.abs() < MATE_IN_MAX => tb,
+        _ => score,
+    }
 }
 
 /// One ply of the search stack.
@@ -115,6 +142,7 @@ pub(crate) struct Worker<'a> {
     root: &'a Position,
     id: usize,
     nodes: u64,
+    tbhits: u64,
     seldepth: usize,
     stopped: bool,
     root_depth: i32,
@@ -153,6 +181,7 @@ impl<'a> Worker<'a> {
             root,
             id,
             nodes: 0,
+            tbhits: 0,
             seldepth: 0,
             stopped: false,
             root_depth: 0,
@@ -208,6 +237,7 @@ impl<'a> Worker<'a> {
         }
         if self.nodes & 1023 == 0 {
             self.sh.nodes[self.id].store(self.nodes, Relaxed);
+            self.sh.tbhits[self.id].store(self.tbhits, Relaxed);
             self.stopped = self.poll();
         }
         self.stopped
@@ -253,7 +283,7 @@ impl<'a> Worker<'a> {
                 eval
             }
         };
-        eval.clamp(-MATE_IN_MAX + 1, MATE_IN_MAX - 1)
+        eval.clamp(-TB_WIN_IN_MAX + 1, TB_WIN_IN_MAX - 1)
     }
 
     /// Records that the position at `ply + 1` is `pos` (at `ply`) after `mv`.
@@ -286,7 +316,7 @@ impl<'a> Worker<'a> {
             self.root_depth = depth;
             self.seldepth = 0;
             let mut delta = self.sp.asp_window;
-            let (mut alpha, mut beta) = if depth >= 4 && prev.abs() < MATE_IN_MAX {
+            let (mut alpha, mut beta) = if depth >= 4 && prev.abs() < TB_WIN_IN_MAX {
                 ((prev - delta).max(-INFINITY), (prev + delta).min(INFINITY))
             } else {
                 (-INFINITY, INFINITY)
@@ -330,13 +360,17 @@ impl<'a> Worker<'a> {
             };
             if self.is_main() {
                 self.sh.nodes[self.id].store(self.nodes, Relaxed);
+                self.sh.tbhits[self.id].store(self.tbhits, Relaxed);
                 if let Some(report) = report.as_mut() {
                     let time = self.sh.start.elapsed();
                     let nodes = self.total_nodes();
+                    let tbhits = self.sh.root_tb_probes
+                        + self.sh.tbhits.iter().map(|c| c.load(Relaxed)).sum::<u64>();
                     report(&SearchInfo {
                         depth,
                         seldepth: out.seldepth,
-                        score: Score::from_internal(score),
+                        score: Score::from_internal(root_score(self.sh, score)),
+                        tbhits,
                         nodes,
                         nps: (nodes as u128 * 1_000_000 / time.as_micros().max(1)) as u64,
                         time,
@@ -369,6 +403,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.sh.nodes[self.id].store(self.nodes, Relaxed);
+        self.sh.tbhits[self.id].store(self.tbhits, Relaxed);
         track!("search/depth"; out.depth);
         if self.is_main() {
             super::hold(self.sh.stop, self.sh.ponder, self.sh.infinite);
@@ -485,6 +520,42 @@ impl<'a> Worker<'a> {
             }
         }
 
+        // Tablebase probe (Stockfish's rules): after a zeroing move, without castling rights,
+        // with few enough pieces, deep enough.
+        let mut best_score = -INFINITY;
+        let mut max_score = INFINITY;
+        if !root && self.sh.tb_cardinality > 0 {
+            let pieces = pos.occupied().count();
+            if pieces <= self.sh.tb_cardinality
+                && (pieces < self.sh.tb_cardinality || depth >= self.sh.tb_probe_depth)
+                && pos.halfmove_clock() == 0
+                && pos.castling().is_empty()
+            {
+                if let Some(Ok(Some(wdl))) = self.sh.tb.map(|tb| tb.probe_wdl(pos)) {
+                    self.tbhits += 1;
+                    let (score, bound) = wdl_score(wdl, ply, self.sh.tb_rule50);
+                    if bound == Bound::Exact
+                        || (bound == Bound::Lower && score >= beta)
+                        || (bound == Bound::Upper && score <= alpha)
+                    {
+                        let depth = (depth + 6).min(MAX_DEPTH);
+                        self.sh
+                            .tt
+                            .store(key, ply, None, score, EVAL_NONE, depth, bound, PV);
+                        return score;
+                    }
+                    if PV {
+                        if bound == Bound::Lower {
+                            best_score = score;
+                            alpha = alpha.max(score);
+                        } else {
+                            max_score = score;
+                        }
+                    }
+                }
+            }
+        }
+
         // Static evaluation, sharpened by the TT score when its bound allows.
         let (raw_eval, eval) = if in_check {
             (EVAL_NONE, EVAL_NONE)
@@ -495,7 +566,7 @@ impl<'a> Worker<'a> {
             };
             let mut eval = raw;
             if let Some(e) = tte {
-                if e.score.abs() < MATE_IN_MAX
+                if e.score.abs() < TB_WIN_IN_MAX
                     && match e.bound {
                         Bound::Exact => true,
                         Bound::Lower => e.score > raw,
@@ -562,7 +633,7 @@ impl<'a> Worker<'a> {
                     return 0;
                 }
                 if track!("nmp/fail_high"; score >= beta) {
-                    let score = if score >= MATE_IN_MAX { beta } else { score };
+                    let score = if score >= TB_WIN_IN_MAX { beta } else { score };
                     if self.nmp_min_ply > 0 || depth < self.sp.nmp_verify_depth {
                         return score;
                     }
@@ -587,7 +658,6 @@ impl<'a> Worker<'a> {
         let mut picker = MovePicker::new(pos, tt_move, self.td.stack[ss].killers.0, counter);
         let tt_noisy = tt_move.is_some_and(|m| m.is_noisy());
 
-        let mut best_score = -INFINITY;
         let mut best_move = None;
         let mut moves = 0usize;
         let mut quiets = [None::<Move>; 64];
@@ -755,6 +825,9 @@ impl<'a> Worker<'a> {
             }
         }
 
+        if PV {
+            best_score = best_score.min(max_score);
+        }
         let bound = if best_score >= beta {
             Bound::Lower
         } else if PV && best_move.is_some() {
@@ -820,7 +893,7 @@ impl<'a> Worker<'a> {
             };
             best_score = raw_eval;
             if let Some(e) = tte {
-                if e.score.abs() < MATE_IN_MAX
+                if e.score.abs() < TB_WIN_IN_MAX
                     && match e.bound {
                         Bound::Exact => true,
                         Bound::Lower => e.score > raw_eval,

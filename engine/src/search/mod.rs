@@ -12,6 +12,7 @@
 //! | [`legality`] | the fast legality test for TT, killer and counter moves |
 //! | [`timeman`] | time bounds from the clock |
 //! | [`params`] | the tunable search parameters |
+//! | [`syzygy`] | tablebase settings, scores and the root-move ranking |
 //!
 //! ```
 //! use engine::params::Params;
@@ -29,6 +30,7 @@ pub mod legality;
 pub mod params;
 pub mod picker;
 pub mod see;
+pub mod syzygy;
 pub mod timeman;
 pub mod tt;
 
@@ -41,10 +43,12 @@ use crate::eval::EvalWeights;
 use crate::nnue::{default_net, Net};
 use crate::params::Params;
 use crate::position::Position;
+use crate::tablebase::Tablebases;
 use crate::types::Move;
 
 use alphabeta::{Shared, ThreadData, Worker};
 use params::SearchParams;
+pub use syzygy::{SyzygyConfig, TB_WIN, TB_WIN_IN_MAX};
 use tt::TranspositionTable;
 
 /// Deepest ply the search reaches (the stacks are this long).
@@ -100,9 +104,14 @@ pub enum Score {
 }
 
 impl Score {
-    /// Converts an internal score (mate = ±([`MATE`] − plies)) to a UCI score.
+    /// Converts an internal score (mate = ±([`MATE`] − plies)) to a UCI score. A
+    /// tablebase win at ply `p` ([`TB_WIN`] − `p`) is reported as Stockfish does, `cp
+    /// 20000 − p` (a loss negated).
     pub fn from_internal(score: i32) -> Score {
-        if score >= MATE_IN_MAX {
+        if (TB_WIN_IN_MAX..MATE_IN_MAX).contains(&score.abs()) {
+            let cp = 20_000 - (TB_WIN - score.abs());
+            Score::Cp(if score > 0 { cp } else { -cp })
+        } else if score >= MATE_IN_MAX {
             Score::Mate((MATE - score + 1) / 2)
         } else if score <= -MATE_IN_MAX {
             Score::Mate(-(MATE + score) / 2)
@@ -164,6 +173,8 @@ pub struct SearchInfo {
     pub hashfull: u32,
     /// Principal variation.
     pub pv: Vec<Move>,
+    /// Tablebase probes that found a value, by all threads so far.
+    pub tbhits: u64,
 }
 
 /// The outcome of a search.
@@ -185,6 +196,8 @@ pub struct SearchResult {
     pub pv: Vec<Move>,
     /// Time used.
     pub time: Duration,
+    /// Tablebase probes that found a value.
+    pub tbhits: u64,
 }
 
 /// Which static evaluation the search calls.
@@ -240,6 +253,9 @@ pub struct Searcher {
     threads: Vec<Box<ThreadData>>,
     stop: Arc<AtomicBool>,
     ponder: Arc<AtomicBool>,
+    /// Syzygy tables probed by the search (`None`: none).
+    tb: Option<Arc<Tablebases>>,
+    syzygy: SyzygyConfig,
 }
 
 impl Searcher {
@@ -255,7 +271,41 @@ impl Searcher {
             threads: vec![ThreadData::new()],
             stop: Arc::new(AtomicBool::new(false)),
             ponder: Arc::new(AtomicBool::new(false)),
+            tb: None,
+            syzygy: SyzygyConfig::default(),
         }
+    }
+
+    /// Sets the Syzygy tables the search probes (`None`: no tables, the default). A change
+    /// empties the hash table (its scores may hold tablebase results).
+    pub fn set_tablebases(&mut self, tb: Option<Arc<Tablebases>>) {
+        let same = match (&self.tb, &tb) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.tb = tb;
+            self.tt.clear(self.threads.len());
+        }
+    }
+
+    /// The Syzygy tables in use.
+    pub fn tablebases(&self) -> Option<&Arc<Tablebases>> {
+        self.tb.as_ref()
+    }
+
+    /// Sets how the search probes the tables (probe depth and limit, the 50-move rule).
+    pub fn set_syzygy(&mut self, config: SyzygyConfig) {
+        if config != self.syzygy {
+            self.syzygy = config;
+            self.tt.clear(self.threads.len());
+        }
+    }
+
+    /// How the search probes the tables.
+    pub fn syzygy(&self) -> SyzygyConfig {
+        self.syzygy
     }
 
     /// Replaces the parameter table (search margins and evaluation weights).
@@ -370,14 +420,44 @@ impl Searcher {
                 nodes: 0,
                 pv: Vec::new(),
                 time: start.elapsed(),
+                tbhits: 0,
             };
         }
 
-        let root_moves: Vec<Move> = legal
+        let mut root_moves: Vec<Move> = legal
             .iter()
             .copied()
             .filter(|m| limits.searchmoves.contains(m))
             .collect();
+        // Syzygy: in-search probes up to `cardinality` pieces; at a root in the tables, only
+        // the moves that keep the best result (and make progress) are searched.
+        let mut cardinality = 0;
+        let mut probe_depth = self.syzygy.probe_depth;
+        let mut root_tb = None;
+        if let Some(tb) = &self.tb {
+            cardinality = self.syzygy.probe_limit.min(tb.max_pieces());
+            if self.syzygy.probe_limit > tb.max_pieces() {
+                probe_depth = 0;
+            }
+            if cardinality > 0 && pos.occupied().count() <= cardinality {
+                let candidates = if root_moves.is_empty() {
+                    legal.as_slice()
+                } else {
+                    root_moves.as_slice()
+                };
+                if let Some(ranking) =
+                    syzygy::rank_root_moves(tb, pos, history, candidates, self.syzygy.rule50)
+                {
+                    // With DTZ the ranking decides; with WDL only, probes in the search
+                    // help a winning side find its way.
+                    if ranking.by_dtz || ranking.score <= 0 {
+                        cardinality = 0;
+                    }
+                    root_moves = ranking.best.clone();
+                    root_tb = Some(ranking);
+                }
+            }
+        }
         if !root_moves.is_empty() {
             legal
                 .as_mut_slice()
@@ -385,6 +465,7 @@ impl Searcher {
         }
         let bounds = timeman::bounds(limits, pos.side_to_move());
         let counters: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
+        let tbhits: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
         let abort = AtomicBool::new(false);
         let net = match self.evaluation {
             Evaluation::Hce => None,
@@ -407,6 +488,13 @@ impl Searcher {
             mate: limits.mate,
             ponder: &self.ponder,
             root_moves: &root_moves,
+            tb: self.tb.as_deref().filter(|_| cardinality > 0),
+            tb_cardinality: cardinality,
+            tb_probe_depth: probe_depth,
+            tb_rule50: self.syzygy.rule50,
+            tbhits: &tbhits,
+            root_tb_score: root_tb.as_ref().map(|r| r.score),
+            root_tb_probes: root_tb.as_ref().map_or(0, |r| r.probes),
         };
 
         let (main, helpers) = self.threads.split_first_mut().expect("at least one thread");
@@ -427,6 +515,11 @@ impl Searcher {
 
         // Every thread has joined: the counters are final.
         let nodes = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let tbhits = tbhits
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum::<u64>()
+            + root_tb.as_ref().map_or(0, |r| r.probes);
         let best_move = outcome.pv.first().copied().or_else(|| {
             // Not even one root move finished: the TT move or the first legal move.
             self.tt
@@ -442,12 +535,13 @@ impl Searcher {
         SearchResult {
             best_move,
             ponder: outcome.pv.get(1).copied(),
-            score: Score::from_internal(outcome.score),
+            score: Score::from_internal(alphabeta::root_score(&shared, outcome.score)),
             depth: outcome.depth,
             seldepth: outcome.seldepth,
             nodes,
             pv: outcome.pv,
             time: start.elapsed(),
+            tbhits,
         }
     }
 }

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::types::Move;
 
-use super::{MATE_IN_MAX, MAX_PLY};
+use super::syzygy::TB_WIN_IN_MAX;
+use super::MAX_PLY;
 
 /// How a stored score relates to the true value.
 #[repr(u8)]
@@ -107,12 +108,13 @@ fn word_gen(w: u64) -> u8 {
     (w >> 59) as u8
 }
 
-/// Converts a score to its stored form: mate scores count from this node, not the root.
+/// Converts a score to its stored form: mate and tablebase scores count from this node,
+/// not the root.
 #[inline(always)]
 pub fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
+    if score >= TB_WIN_IN_MAX {
         score + ply as i32
-    } else if score <= -MATE_IN_MAX {
+    } else if score <= -TB_WIN_IN_MAX {
         score - ply as i32
     } else {
         score
@@ -122,9 +124,9 @@ pub fn score_to_tt(score: i32, ply: usize) -> i32 {
 /// Converts a stored score back to a score relative to the root at `ply`.
 #[inline(always)]
 pub fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
+    if score >= TB_WIN_IN_MAX {
         score - ply as i32
-    } else if score <= -MATE_IN_MAX {
+    } else if score <= -TB_WIN_IN_MAX {
         score + ply as i32
     } else {
         score

@@ -32,6 +32,12 @@ pub struct BenchArgs {
     /// Network file for NNUE instead of the embedded one.
     #[arg(long, value_name = "FILE")]
     eval_file: Option<std::path::PathBuf>,
+    /// Syzygy tables to probe (directories separated by ':', as the SyzygyPath option);
+    /// adds a line with the tablebase hits and the speed in the positions far from the
+    /// tables. `<empty>` prints the same lines without tables, for comparison. The
+    /// signature (the node count) is that of the search without tables only.
+    #[arg(long, value_name = "DIRS")]
+    syzygy: Option<String>,
 }
 
 /// Runs `spar bench`.
@@ -60,8 +66,39 @@ pub fn run(args: BenchArgs) -> CliResult {
         }
         _ => engine::nnue::default_net(),
     };
+    let tb = match args.syzygy.as_deref() {
+        None | Some("<empty>") => None,
+        Some(dirs) => Some(
+            crate::engines::tablebases::open_shared(dirs)
+                .map_err(|e| CliError::usage(format!("--syzygy {dirs}: {e}")))?,
+        ),
+    };
+    if let Some(dirs) = &args.syzygy {
+        crate::stdout::print(&match &tb {
+            Some(tb) => format!(
+                "syzygy {dirs}: {} files, up to {} pieces\n",
+                tb.file_count(),
+                tb.max_pieces()
+            ),
+            None => "syzygy: none\n".to_string(),
+        })?;
+    }
     let params = engine::params::Params::defaults();
-    let bench = |e| engine::bench::run_with(depth, &params, e, Some(net.clone()));
+    let bench = |e| {
+        let r = engine::bench::run_tb(depth, &params, e, Some(net.clone()), tb.clone());
+        if args.syzygy.is_some() {
+            let line = format!(
+                "{} tbhits; positions with {}+ pieces: {} nodes {} nps\n",
+                r.tbhits,
+                engine::bench::FAR_PIECES,
+                r.far_nodes,
+                r.far_nps()
+            );
+            // A closed stdout is reported by the last line's print.
+            let _ = crate::stdout::print(&line);
+        }
+        r
+    };
     let text = match args.eval {
         None => format!("{}\n", bench(Evaluation::DEFAULT).line()),
         Some(BenchEval::Hce) => format!("{}\n", bench(Evaluation::Hce).line()),

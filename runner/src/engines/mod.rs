@@ -3,6 +3,7 @@
 
 pub mod git_build;
 pub mod player;
+pub mod tablebases;
 pub mod uci;
 pub mod variant;
 

@@ -86,6 +86,8 @@ impl BuiltinPlayer {
         if let Some(net) = &variant.net {
             searcher.set_net(Arc::clone(net));
         }
+        searcher.set_tablebases(variant.tablebases.clone());
+        searcher.set_syzygy(variant.syzygy);
         searcher.try_set_hash_mb(variant.hash_mb).map_err(|e| {
             CliError::usage(format!(
                 "engine '{}': option.Hash={}: {e} (lower option.Hash or --concurrency)",

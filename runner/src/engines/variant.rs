@@ -8,7 +8,8 @@ use std::time::Duration;
 use engine::nnue::rule;
 use engine::nnue::Net;
 use engine::params::Params;
-use engine::search::Evaluation;
+use engine::search::{Evaluation, SyzygyConfig};
+use engine::tablebase::Tablebases;
 
 /// Where a variant's moves come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,8 +155,8 @@ pub struct Variant {
     /// Where the moves come from.
     pub source: Source,
     /// UCI options (`option.Name=value`), in the order given. For builtin variants, tunable
-    /// parameters go to `params`, and `Hash`/`Threads`/`Eval`/`EvalFile` are applied to the
-    /// searcher.
+    /// parameters go to `params`, and `Hash`/`Threads`/`Eval`/`EvalFile` and the `Syzygy…`
+    /// options are applied to the searcher.
     pub options: Vec<(String, String)>,
     /// Parameter values of a builtin variant (defaults plus overrides).
     pub params: Params,
@@ -169,6 +170,12 @@ pub struct Variant {
     pub evaluation: Evaluation,
     /// Network of a builtin variant loaded by `option.EvalFile=PATH` (`None`: the embedded net).
     pub net: Option<Arc<Net>>,
+    /// Syzygy tables of a builtin variant (`option.SyzygyPath=DIRS`), shared by every
+    /// engine that names the same path.
+    pub tablebases: Option<Arc<Tablebases>>,
+    /// How a builtin variant probes them (`option.SyzygyProbeDepth`, `SyzygyProbeLimit`,
+    /// `Syzygy50MoveRule`).
+    pub syzygy: SyzygyConfig,
 }
 
 /// The refusal of a handcrafted-evaluation weight for an engine that evaluates with the
@@ -216,6 +223,8 @@ pub fn parse_variant(
     let mut evaluation = Evaluation::DEFAULT;
     let mut net = None;
     let mut net_file: Option<String> = None;
+    let mut tablebases = None;
+    let mut syzygy = SyzygyConfig::default();
     let num = |k: &str, v: &str| -> Result<u64, String> {
         v.parse::<u64>()
             .map_err(|_| format!("engine word {k}={v}: expected a non-negative integer"))
@@ -325,6 +334,10 @@ pub fn parse_variant(
                     net = Some(Arc::new(loaded));
                     net_file = Some(value);
                 }
+                "SyzygyPath" | "SyzygyProbeDepth" | "SyzygyProbeLimit" | "Syzygy50MoveRule" => {
+                    set_syzygy(&opt, &value, &mut tablebases, &mut syzygy)
+                        .map_err(|e| format!("engine '{name}': option.{opt}={value}: {e}"))?
+                }
                 "Threads" if value == "1" => {}
                 "Threads" => {
                     return Err(format!(
@@ -376,7 +389,40 @@ pub fn parse_variant(
         hash_mb,
         evaluation,
         net,
+        tablebases,
+        syzygy,
     })
+}
+
+/// Applies one Syzygy option of a builtin engine.
+fn set_syzygy(
+    opt: &str,
+    value: &str,
+    tablebases: &mut Option<Arc<Tablebases>>,
+    syzygy: &mut SyzygyConfig,
+) -> Result<(), String> {
+    let range = |lo: i64, hi: i64| {
+        value
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|v| (lo..=hi).contains(v))
+            .ok_or_else(|| format!("expected an integer from {lo} to {hi}"))
+    };
+    match opt {
+        "SyzygyPath" if value.trim().is_empty() || value == "<empty>" => *tablebases = None,
+        "SyzygyPath" => *tablebases = Some(super::tablebases::open_shared(value)?),
+        "SyzygyProbeDepth" => syzygy.probe_depth = range(1, 100)? as i32,
+        "SyzygyProbeLimit" => syzygy.probe_limit = range(0, 7)? as u32,
+        _ => {
+            syzygy.rule50 = match value.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err("expected true or false".to_string()),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The deepest `depth=` limit.
@@ -557,6 +603,19 @@ mod tests {
                 "nodes=5 option.Eval=nn",
                 "option.Eval=nn: expected hce or nnue",
             ),
+            (
+                "nodes=5 option.SyzygyPath=/nonexistent/syzygy",
+                "option.SyzygyPath=/nonexistent/syzygy: tablebase directory /nonexistent/syzygy does not exist",
+            ),
+            (
+                "nodes=5 option.SyzygyProbeLimit=8",
+                "option.SyzygyProbeLimit=8: expected an integer from 0 to 7",
+            ),
+            (
+                "nodes=5 option.SyzygyProbeDepth=0",
+                "expected an integer from 1 to 100",
+            ),
+            ("nodes=5 option.Syzygy50MoveRule=yes", "expected true or false"),
             (
                 "nodes=5 option.EvalFile=/nonexistent/x.nnue",
                 "option.EvalFile: /nonexistent/x.nnue: ",
