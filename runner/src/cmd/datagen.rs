@@ -30,6 +30,7 @@ use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::adjudication::{Adjudication, TrainingRules};
 use crate::play::ordered::{self, Control, Jobs, Stride};
+use crate::play::tablebase::TablebaseRule;
 use crate::play::training::{GameOptions, GameWorker, Played, Source};
 use crate::progress::Progress;
 use crate::stdout;
@@ -76,6 +77,12 @@ pub struct DatagenArgs {
     /// Start from random double-Fischer-random (DFRC) positions.
     #[arg(long)]
     dfrc: bool,
+    /// Syzygy tables: `DIR [pieces=N] [ignore50=false]` (directories separated by ':'). A
+    /// game ends at its first position the tables cover, and their result labels every
+    /// position of the game.
+    #[arg(long, num_args = 1.., value_name = "DIR [KEY=VALUE]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tb: Option<Vec<String>>,
     #[command(flatten)]
     run: RunArgs,
     /// Output format: viriformat, text (bullet's `FEN | score | result`) or both.
@@ -178,7 +185,7 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             .iter()
             .map(|f| ("--eval-file".to_string(), f.clone()))
             .collect();
-        coordinator::plan_manifest(
+        let mut m = coordinator::plan_manifest(
             &cluster,
             "datagen",
             stored,
@@ -188,7 +195,10 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             book.as_deref(),
             &files,
             Some(games),
-        )?
+        )?;
+        let tables = checked.game.tablebase.as_ref().map(|t| t.files());
+        m.pin_tablebases(&cluster.dir, tables.unwrap_or_default())?;
+        m
     };
     coordinator::run(&Submission {
         cluster: &cluster,
@@ -344,6 +354,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         recover_by_default: false,
         sprt: None,
     })?;
+    let tablebase = args.tb.as_deref().map(datagen_tablebase).transpose()?;
     let source = match (&args.book, args.dfrc) {
         (Some(path), _) => Source::Book(
             Book::load(path, &BookOptions::default())
@@ -369,9 +380,21 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
             opening_limit: args.opening_limit.min(i32::MAX as u32) as i32,
             variant: run.variants[0].clone(),
             adjudication: TrainingRules::default(),
+            tablebase,
             seed: plan.seed,
         },
     })
+}
+
+/// Datagen's `--tb`: the match option's words, but every table result ends a game (the
+/// labels are the point), so `adjudicate=` is not taken.
+fn datagen_tablebase(words: &[String]) -> CliResult<TablebaseRule> {
+    if words.iter().skip(1).any(|w| w.starts_with("adjudicate=")) {
+        return Err(CliError::usage(
+            "--tb: adjudicate= belongs to matches; datagen ends a game at any table result",
+        ));
+    }
+    TablebaseRule::open("--tb", words).map_err(CliError::usage)
 }
 
 /// Running totals of the files, for the target and the progress display.
@@ -434,6 +457,16 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             args.book.as_ref().map(|b| b.display().to_string()).into(),
         ),
         Field::new("dfrc", "--dfrc", args.dfrc.into()),
+        Field::new(
+            "tb",
+            "--tb",
+            plan.game
+                .tablebase
+                .as_ref()
+                .map_or(serde_json::Value::Null, |t| {
+                    serde_json::to_value(t).expect("json")
+                }),
+        ),
         Field::new("format", "--format", plan.format.name().into()),
         Field::new("min-ply", "--min-ply", f.min_ply.into()),
         Field::new("max-score", "--max-score", f.max_score.into()),

@@ -182,8 +182,8 @@ pub fn run(args: TuneArgs) -> CliResult {
             Field::new("book", "--book", plan.book.clone().into()),
             Field::new(
                 "adjudication",
-                "--resign/--draw/--maxmoves",
-                serde_json::to_value(plan.adjudication).expect("json"),
+                "--resign/--draw/--maxmoves/--tb",
+                serde_json::to_value(&plan.adjudication).expect("json"),
             ),
         ]
     };
