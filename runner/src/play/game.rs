@@ -340,6 +340,19 @@ pub fn play_game(
             fullmove_after: pos.fullmove_number() as u32,
             irreversible,
         });
+        if verdict.is_some() {
+            // Where the tables cover the position they come before the score rules, as in
+            // fastchess (their result is exact). Without `--tb` this never ends a game.
+            if let Some((outcome, reason)) = adjudicator.position(&pos) {
+                return finish(
+                    outcome,
+                    Termination::TablebaseAdjudication,
+                    reason,
+                    played,
+                    nodes,
+                );
+            }
+        }
         match verdict {
             Some(Verdict::Resign(loser)) => {
                 return finish(
