@@ -340,7 +340,7 @@ fn datagen_ends_games_in_the_tables_and_labels_them_with_their_result() {
         .collect();
     let labels: Vec<GameResult> = g1
         .iter()
-        .flat_map(|g| std::iter::repeat(g.result).take(g.moves.len()))
+        .flat_map(|g| std::iter::repeat_n(g.result, g.moves.len()))
         .collect();
     assert_eq!(lines.len(), labels.len());
     for (i, (l, r)) in lines.iter().zip(&labels).enumerate() {
