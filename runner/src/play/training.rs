@@ -124,6 +124,14 @@ pub fn play_training_game(
         let Some((origin, plies, pos, history)) = random_opening(options, &mut rng) else {
             continue;
         };
+        // An opening already inside the tables (`--tb`) would be a game without a move.
+        if options
+            .tablebase
+            .as_ref()
+            .is_some_and(|t| t.judge(&pos).is_some())
+        {
+            continue;
+        }
         player
             .new_game(pos.is_chess960())
             .map_err(|e| CliError::failure(e.to_string()))?;
