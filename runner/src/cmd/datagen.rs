@@ -42,7 +42,7 @@ use crate::stdout;
 /// scores it beyond --opening-limit. Games end by mate, stalemate, repetition, the
 /// fifty-move rule, insufficient material, or adjudication: a win when the score stays at
 /// ±2500 cp or beyond for 4 plies, a draw when it stays within ±4 cp for 12 plies from
-/// move 40 on.
+/// move 40 on; with --tb, at the first position the Syzygy tables cover, with their result.
 ///
 ///   spar datagen --out games.vf --positions 100000
 ///   spar datagen --out games.vf --games 5000 --format both --dfrc --nodes 5000
