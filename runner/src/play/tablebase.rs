@@ -171,14 +171,7 @@ impl TablebaseRule {
         // A table error cannot happen after `verify`, short of the files changing under a
         // running match; the game then plays on without the tables' word.
         let wdl = tables.probe_wdl(pos).ok().flatten()?;
-        let us = pos.side_to_move();
-        let result = match wdl {
-            Wdl::Win => GameResult::win_for(us),
-            Wdl::Loss => GameResult::win_for(!us),
-            Wdl::CursedWin if self.ignore50 => GameResult::win_for(us),
-            Wdl::BlessedLoss if self.ignore50 => GameResult::win_for(!us),
-            Wdl::CursedWin | Wdl::BlessedLoss | Wdl::Draw => GameResult::Draw,
-        };
+        let result = game_result(wdl, pos.side_to_move(), self.ignore50);
         let wanted = match result {
             GameResult::Draw => self.adjudicate != TbResults::WinLoss,
             _ => self.adjudicate != TbResults::Draw,
@@ -197,6 +190,18 @@ impl TablebaseRule {
     /// The table files in use with their sizes (what a cluster run pins).
     pub fn files(&self) -> Vec<(std::path::PathBuf, u64)> {
         self.tables.as_ref().map_or_else(Vec::new, |t| t.files())
+    }
+}
+
+/// The game's result when the side to move `us` has `wdl`: cursed wins and blessed losses
+/// are draws under the fifty-move rule, wins and losses with `ignore50`.
+fn game_result(wdl: Wdl, us: Color, ignore50: bool) -> GameResult {
+    match wdl {
+        Wdl::Win => GameResult::win_for(us),
+        Wdl::Loss => GameResult::win_for(!us),
+        Wdl::CursedWin if ignore50 => GameResult::win_for(us),
+        Wdl::BlessedLoss if ignore50 => GameResult::win_for(!us),
+        Wdl::CursedWin | Wdl::BlessedLoss | Wdl::Draw => GameResult::Draw,
     }
 }
 
@@ -242,6 +247,29 @@ mod tests {
         ] {
             let err = TablebaseRule::parse("--tb", &w(words)).unwrap_err();
             assert!(err.contains(needle), "{words}: {err}");
+        }
+    }
+
+    #[test]
+    fn cursed_wins_and_blessed_losses_are_draws_unless_ignore50() {
+        use Color::{Black, White};
+        use GameResult::{BlackWins, Draw, WhiteWins};
+        for (wdl, us, plain, ignored) in [
+            (Wdl::Win, White, WhiteWins, WhiteWins),
+            (Wdl::Win, Black, BlackWins, BlackWins),
+            (Wdl::Loss, White, BlackWins, BlackWins),
+            (Wdl::Draw, Black, Draw, Draw),
+            (Wdl::CursedWin, White, Draw, WhiteWins),
+            (Wdl::CursedWin, Black, Draw, BlackWins),
+            (Wdl::BlessedLoss, White, Draw, BlackWins),
+            (Wdl::BlessedLoss, Black, Draw, WhiteWins),
+        ] {
+            assert_eq!(game_result(wdl, us, false), plain, "{wdl:?} {us:?}");
+            assert_eq!(
+                game_result(wdl, us, true),
+                ignored,
+                "{wdl:?} {us:?} ignore50"
+            );
         }
     }
 
