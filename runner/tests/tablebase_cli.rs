@@ -56,7 +56,10 @@ fn tb_match(dir: &Path, engines: &[&str], extra: &[&str]) -> (Vec<Row>, serde_js
         let _ = std::fs::remove_file(f);
     }
     let _ = std::fs::remove_file(dir.join("r.csv.run.json"));
-    let mut args: Vec<&str> = vec!["match"];
+    let mut args: Vec<&str> = vec![];
+    if engines.first() != Some(&"sprt") {
+        args.push("match");
+    }
     args.extend_from_slice(engines);
     args.extend_from_slice(&[
         "--games",
@@ -223,6 +226,20 @@ fn external_engines_are_adjudicated_by_the_runner() {
         "--each",
         "nodes=300",
     ];
+    let (r, terms, _) = tb_match(dir.path(), &engines, &["--tb", path_str(&tb)]);
+    assert!(r[0].at_once("1-0") && r[1].at_once("1-0"), "{r:?}");
+    assert!(r[2].at_once("1/2-1/2") && r[3].at_once("1/2-1/2"), "{r:?}");
+    assert_eq!(terms[TB], 4);
+}
+
+#[test]
+fn sprt_adjudicates_the_same_way() {
+    let Some(tb) = tables("sprt_adjudicates_the_same_way") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = vec!["sprt"];
+    engines.extend_from_slice(&BUILTIN);
     let (r, terms, _) = tb_match(dir.path(), &engines, &["--tb", path_str(&tb)]);
     assert!(r[0].at_once("1-0") && r[1].at_once("1-0"), "{r:?}");
     assert!(r[2].at_once("1/2-1/2") && r[3].at_once("1/2-1/2"), "{r:?}");
