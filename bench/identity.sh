@@ -21,7 +21,7 @@ for c in 1 2; do
     --dump-positions m$c.vf format=both >m$c.txt
   strip_json m$c.json
 done
-"$spar" sprt --engine name=dev option.material_mg_knight=150 --engine name=base --each nodes=1500 \
+"$spar" sprt --engine name=dev option.material_mg_knight=150 option.Eval=hce --engine name=base --each nodes=1500 \
   --elo0 0 --elo1 10 --seed 3 --concurrency 2 --quiet --results s.csv --json s.json >s.txt
 strip_json s.json
 "$spar" match --engine name=a --engine name=b --each nodes=1000 --games 8 --seed 5 --concurrency 2 \

@@ -1,66 +1,79 @@
 #!/usr/bin/env python3
-"""How many training labels Syzygy rescoring changes: two viriformat files of
-`spar datagen` with the same seed and options, one without and one with `--tb`.
+"""How `spar datagen --tb` changes the labels: compares two runs of the same seed and
+options, one without `--tb` (PLAIN) and one with it (TB), game by game.
 
-    python3 bench/tb_labels.py plain.vf tb.vf
+    python3 bench/tb_labels.py PLAIN.vf TB.vf [PLAIN.vf.txt TB.vf.txt]
 
-With the same seed each game of the --tb file is a prefix of the same game of the plain
-file (it ends at the first position the tables cover); its result labels every position.
-Prints the games that reached the tables, the positions whose label (the game result)
-changed, and the positions no longer in the file (played after the tables were reached).
+Game k of both runs is the same game up to the position where the `--tb` run reached the
+tables and stopped, so the `--tb` run's positions of game k are a prefix of the plain run's.
+A position's label is its game's result. Printed: games that reached the tables, games whose
+result changed, positions (labels) that changed, positions the plain run has after the
+tables were reached (dropped by --tb); for viriformat (every position) and, given the text
+files with their `.idx` indexes, for the filtered text lines too.
 """
-import struct
+
 import sys
 
+BOARD = 32  # marlinformat PackedBoard; byte 30 is the result (0 Black wins, 1 draw, 2 White)
 
-def games(path):
-    """(result byte, [move records]) per game: a 32-byte marlinformat header (the WDL
-    byte at offset 30: 0 black won, 1 draw, 2 white won), 4-byte (move, score) records,
-    4 zero bytes."""
+
+def vf_games(path):
+    """(result, number of positions) per game of a viriformat file."""
     data = open(path, "rb").read()
-    i = 0
-    while i < len(data):
-        header = data[i : i + 32]
-        if len(header) < 32:
-            raise SystemExit(f"{path}: torn game at byte {i}")
-        i += 32
-        moves = []
-        while True:
-            rec = data[i : i + 4]
-            if len(rec) < 4:
-                raise SystemExit(f"{path}: torn game at byte {i}")
-            i += 4
-            if rec == b"\0\0\0\0":
-                break
-            moves.append(rec)
-        yield header[30], header[:30], moves
+    games, at = [], 0
+    while at < len(data):
+        result = data[at + 30]
+        at += BOARD
+        n = 0
+        while data[at : at + 4] != b"\0\0\0\0":
+            n += 1
+            at += 4
+        at += 4
+        games.append((result, n))
+    return games
 
 
-def main(plain, tb):
-    reached = relabelled = dropped = total_plain = total_tb = 0
-    changed_games = 0
-    n = 0
-    for (ra, ha, ma), (rb, hb, mb) in zip(games(plain), games(tb), strict=True):
-        n += 1
-        if ha != hb or [m[:2] for m in ma[: len(mb)]] != [m[:2] for m in mb]:
-            raise SystemExit(f"game {n}: the --tb game is not a prefix of the plain one")
-        total_plain += len(ma)
-        total_tb += len(mb)
-        if len(mb) < len(ma) or ra != rb:
+def text_games(path):
+    """(result, number of lines) per game of a text file, through its `.idx` index."""
+    ends = [tuple(map(int, l.split())) for l in open(path + ".idx")]
+    lines = open(path, encoding="utf-8").read().splitlines()
+    games, first = [], 0
+    for _, end in ends:
+        mine = lines[first:end]
+        result = mine[0].rsplit("|", 1)[1].strip() if mine else None
+        games.append((result, len(mine)))
+        first = end
+    return games
+
+
+def compare(what, plain, tb):
+    assert len(plain) == len(tb), f"{what}: {len(plain)} games vs {len(tb)}"
+    reached = changed_games = changed = dropped = 0
+    total = sum(n for _, n in plain)
+    for (r0, n0), (r1, n1) in zip(plain, tb):
+        assert n1 <= n0, f"{what}: a --tb game is longer than the plain one"
+        if n1 < n0:
             reached += 1
-        if ra != rb:
+            dropped += n0 - n1
+        if r0 != r1 and n1 > 0:
             changed_games += 1
-            relabelled += len(mb)
-        dropped += len(ma) - len(mb)
-    print(f"games: {n}; reached the tables: {reached}; result changed: {changed_games}")
-    print(f"positions: {total_plain} without --tb, {total_tb} with")
+            changed += n1
+    kept = sum(n for _, n in tb)
     print(
-        f"labels changed: {relabelled} positions ({100.0 * relabelled / max(total_tb, 1):.2f} % of the --tb file)"
+        f"{what}: {len(plain)} games, {reached} ended early in the tables, {changed_games} "
+        f"changed result; positions: {total} without --tb, {kept} with it ({dropped} dropped "
+        f"after the tables were reached, {100 * dropped / max(total, 1):.1f} %), "
+        f"{changed} relabelled ({100 * changed / max(kept, 1):.2f} % of those kept)"
     )
-    print(f"positions after the tables were reached (not in the --tb file): {dropped}")
+
+
+def main():
+    if len(sys.argv) not in (3, 5):
+        sys.exit(__doc__)
+    compare("viriformat", vf_games(sys.argv[1]), vf_games(sys.argv[2]))
+    if len(sys.argv) == 5:
+        compare("text", text_games(sys.argv[3]), text_games(sys.argv[4]))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        raise SystemExit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main()

@@ -116,13 +116,24 @@ pub struct AdjudicationArgs {
     /// Adjudicate a draw after this many moves (per side).
     #[arg(long, value_name = "N")]
     pub maxmoves: Option<u32>,
+    /// Tablebase adjudication: `DIR [pieces=N] [adjudicate=win_loss|draw|both]
+    /// [ignore50=false]` (Syzygy directories separated by ':'): a position the tables cover
+    /// ends the game with their result.
+    #[arg(long, num_args = 1.., value_name = "DIR [KEY=VALUE]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tb: Option<Vec<String>>,
 }
 
 impl AdjudicationArgs {
-    /// The checked rules.
+    /// The checked rules (`--tb` opens and checks its tables).
     pub fn rules(&self) -> CliResult<Adjudication> {
-        Adjudication::from_words(self.resign.as_deref(), self.draw.as_deref(), self.maxmoves)
-            .map_err(CliError::usage)
+        Adjudication::from_words(
+            self.resign.as_deref(),
+            self.draw.as_deref(),
+            self.maxmoves,
+            self.tb.as_deref(),
+        )
+        .map_err(CliError::usage)
     }
 }
 

@@ -202,7 +202,7 @@ impl MatchPlan {
             concurrency,
             seed: req.run.seed,
             book: req.book.book.clone(),
-            adjudication: req.adjudication,
+            adjudication: req.adjudication.clone(),
             stall_timeout,
             recover,
             sprt,

@@ -312,6 +312,8 @@ pub fn plan_manifest(
         engines,
         book,
         inputs,
+        // Filled in by the commands that take --tb.
+        tablebases: Vec::new(),
         shards: c.shards,
         cpus_per_shard: c.cpus,
         total,

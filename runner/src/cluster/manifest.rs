@@ -7,8 +7,9 @@
 //! command with its sha256 (`git=`/`features=` builds copied into `RUN_DIR/engines/`), the
 //! book with its sha256, every other file an engine word, engine option or argument names
 //! (a network, a `params=` file, datagen's `--eval-file`) with its sha256, the number of
-//! shards and the output files the merge writes. A shard whose binary, engines, book or any
-//! of those files differ refuses to run, naming what differs.
+//! shards and the output files the merge writes, and the `--tb` table files by name and
+//! size (full Syzygy sets are terabytes: too big to hash on every shard). A shard whose
+//! binary, engines, book or any of those files differ refuses to run, naming what differs.
 //!
 //! A manifest is read as untrusted input: bounded in size, and every field a reader sizes
 //! or divides by checked ([`Manifest::validate`]).
@@ -90,6 +91,29 @@ pub fn files_in_words(engine: &str, words: &[String], cwd: &Path) -> Vec<(String
     files
 }
 
+/// A file the run depends on, pinned by path and size instead of a hash: a Syzygy table
+/// (`--tb`), where full sets are terabytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizedFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl SizedFile {
+    /// The files (paths made absolute against `cwd`) with their sizes.
+    pub fn list(files: Vec<(PathBuf, u64)>, cwd: &Path) -> Vec<SizedFile> {
+        files
+            .into_iter()
+            .map(|(path, size)| SizedFile {
+                path: cwd.join(path),
+                size,
+            })
+            .collect()
+    }
+}
+
 /// An external engine of the run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineFile {
@@ -130,6 +154,9 @@ pub struct Manifest {
     /// Every other file the run reads (networks, parameter files), with its hash.
     #[serde(default)]
     pub inputs: Vec<PinnedFile>,
+    /// The `--tb` table files, by path and size (absent without `--tb`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tablebases: Vec<SizedFile>,
     /// Number of shards: shard I plays pairs (datagen: games) I, I+N, …
     pub shards: u64,
     /// CPUs per array task.
@@ -231,6 +258,16 @@ impl Manifest {
         Ok(())
     }
 
+    /// Pins the `--tb` table files (by path, made absolute against the run's `cwd`, and
+    /// size) and writes the manifest again into `dir`; nothing to do without tables.
+    pub fn pin_tablebases(&mut self, dir: &Path, files: Vec<(PathBuf, u64)>) -> CliResult {
+        if files.is_empty() {
+            return Ok(());
+        }
+        self.tablebases = SizedFile::list(files, &self.cwd);
+        self.write(dir)
+    }
+
     /// Writes `dir/manifest.json` atomically.
     pub fn write(&self, dir: &Path) -> CliResult {
         let path = Manifest::path(dir);
@@ -240,7 +277,8 @@ impl Manifest {
     }
 
     /// Checks that this process runs what the manifest says: the same spar binary, external
-    /// engines and book (by sha256). The first difference is a one-line usage error.
+    /// engines and book (by sha256) and the same `--tb` tables (by name and size). The
+    /// first difference is a one-line usage error.
     pub fn verify(&self, dir: &Path) -> CliResult {
         let manifest = Manifest::path(dir);
         let exe = std::env::current_exe()
@@ -267,8 +305,34 @@ impl Manifest {
         for p in &self.inputs {
             check_file(&manifest, &p.what, &p.file)?;
         }
+        for t in &self.tablebases {
+            check_sized(&manifest, t)?;
+        }
         Ok(())
     }
+}
+
+/// A `--tb` table file's presence and size against the manifest's.
+fn check_sized(manifest: &Path, f: &SizedFile) -> CliResult {
+    let meta = std::fs::metadata(&f.path).map_err(|e| {
+        CliError::usage(format!(
+            "{}: --tb table {} cannot be read here: {e} (every node needs the same tables, at the \
+             same path)",
+            manifest.display(),
+            f.path.display()
+        ))
+    })?;
+    if !meta.is_file() || meta.len() != f.size {
+        return Err(CliError::usage(format!(
+            "{}: --tb table {} is {} bytes here, {} in the manifest: give every node the same \
+             tables or start a new --run-dir",
+            manifest.display(),
+            f.path.display(),
+            meta.len(),
+            f.size
+        )));
+    }
+    Ok(())
 }
 
 /// A file's hash against the manifest's.
@@ -354,6 +418,7 @@ mod tests {
             engines: Vec::new(),
             book: None,
             inputs: Vec::new(),
+            tablebases: Vec::new(),
             shards: 4,
             cpus_per_shard: 1,
             total: Some(10),
@@ -486,6 +551,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn tablebase_files_are_checked_by_name_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("KRvK.rtbw");
+        std::fs::write(&table, vec![0u8; 100]).unwrap();
+        let mut m = manifest(dir.path());
+        m.tablebases = SizedFile::list(vec![(table.clone(), 100)], dir.path());
+        m.write(dir.path()).unwrap();
+        let back = Manifest::read(dir.path()).unwrap();
+        assert_eq!(back, m);
+        back.verify(dir.path()).unwrap();
+        // Same size, other content: not hashed, so accepted.
+        std::fs::write(&table, vec![1u8; 100]).unwrap();
+        back.verify(dir.path()).unwrap();
+        std::fs::write(&table, vec![0u8; 99]).unwrap();
+        let err = back.verify(dir.path()).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(
+            err.message.contains("KRvK.rtbw") && err.message.contains("99 bytes here, 100"),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains('\n'), "one line: {}", err.message);
+        std::fs::remove_file(&table).unwrap();
+        let err = back.verify(dir.path()).unwrap_err();
+        assert!(
+            err.message.contains("--tb table") && err.message.contains("KRvK.rtbw"),
+            "{}",
+            err.message
+        );
+        // Without --tb the manifest has no such field.
+        let plain = serde_json::to_value(manifest(dir.path())).unwrap();
+        assert!(plain.get("tablebases").is_none());
     }
 
     #[test]

@@ -35,6 +35,7 @@ use crate::interrupt;
 use crate::plan::{MatchPlan, PlanRequest};
 use crate::play::adjudication::{Adjudication, TrainingRules};
 use crate::play::ordered::{self, Control, Jobs, Stride};
+use crate::play::tablebase::TablebaseRule;
 use crate::play::training::{GameOptions, GameWorker, Played, Source};
 use crate::progress::Progress;
 use crate::stdout;
@@ -46,7 +47,7 @@ use crate::stdout;
 /// scores it beyond --opening-limit. Games end by mate, stalemate, repetition, the
 /// fifty-move rule, insufficient material, or adjudication: a win when the score stays at
 /// ±2500 cp or beyond for 4 plies, a draw when it stays within ±4 cp for 12 plies from
-/// move 40 on.
+/// move 40 on; with --tb, at the first position the Syzygy tables cover, with their result.
 ///
 ///   spar datagen --out games.vf --positions 100000
 ///   spar datagen --out games.vf --games 5000 --format both --dfrc --nodes 5000
@@ -81,6 +82,12 @@ pub struct DatagenArgs {
     /// Start from random double-Fischer-random (DFRC) positions.
     #[arg(long)]
     dfrc: bool,
+    /// Syzygy tables: `DIR [pieces=N] [ignore50=false]` (directories separated by ':'). A
+    /// game ends at its first position the tables cover, and their result labels every
+    /// position of the game.
+    #[arg(long, num_args = 1.., value_name = "DIR [KEY=VALUE]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tb: Option<Vec<String>>,
     #[command(flatten)]
     run: RunArgs,
     /// Output format: viriformat, text (bullet's `FEN | score | result`) or both.
@@ -191,7 +198,7 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             .iter()
             .map(|f| ("--eval-file".to_string(), f.clone()))
             .collect();
-        coordinator::plan_manifest(
+        let mut m = coordinator::plan_manifest(
             &cluster,
             "datagen",
             stored,
@@ -201,7 +208,10 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             book.as_deref(),
             &files,
             Some(games),
-        )?
+        )?;
+        let tables = checked.game.tablebase.as_ref().map(|t| t.files());
+        m.pin_tablebases(&cluster.dir, tables.unwrap_or_default())?;
+        m
     };
     coordinator::run(&Submission {
         cluster: &cluster,
@@ -361,6 +371,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
         recover_by_default: false,
         sprt: None,
     })?;
+    let tablebase = args.tb.as_deref().map(datagen_tablebase).transpose()?;
     let source = match (&args.book, args.dfrc) {
         (Some(path), _) => Source::Book(
             Book::load(path, &BookOptions::default())
@@ -390,9 +401,21 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
                 ..run.variants[0].clone()
             },
             adjudication: TrainingRules::default(),
+            tablebase,
             seed: plan.seed,
         },
     })
+}
+
+/// Datagen's `--tb`: the match option's words, but every table result ends a game (the
+/// labels are the point), so `adjudicate=` is not taken.
+fn datagen_tablebase(words: &[String]) -> CliResult<TablebaseRule> {
+    if words.iter().skip(1).any(|w| w.starts_with("adjudicate=")) {
+        return Err(CliError::usage(
+            "--tb: adjudicate= belongs to matches; datagen ends a game at any table result",
+        ));
+    }
+    TablebaseRule::open("--tb", words).map_err(CliError::usage)
 }
 
 /// Running totals of the files, for the target and the progress display.
@@ -461,6 +484,16 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             None => Field::new("book", "--book", Option::<String>::None.into()),
         },
         Field::new("dfrc", "--dfrc", args.dfrc.into()),
+        Field::new(
+            "tb",
+            "--tb",
+            plan.game
+                .tablebase
+                .as_ref()
+                .map_or(serde_json::Value::Null, |t| {
+                    serde_json::to_value(t).expect("json")
+                }),
+        ),
         Field::new("format", "--format", plan.format.name().into()),
         Field::new("min-ply", "--min-ply", f.min_ply.into()),
         Field::new("max-score", "--max-score", f.max_score.into()),

@@ -235,7 +235,7 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
                 )
             })
             .collect();
-        coordinator::plan_manifest(
+        let mut m = coordinator::plan_manifest(
             &cluster,
             command,
             stored,
@@ -245,7 +245,10 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             args.book.book.as_deref(),
             &files,
             plan.pairs,
-        )?
+        )?;
+        let tables = plan.adjudication.tb.as_ref().map(|t| t.files());
+        m.pin_tablebases(&cluster.dir, tables.unwrap_or_default())?;
+        m
     };
     let submission = Submission {
         cluster: &cluster,
@@ -544,7 +547,7 @@ pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) ->
     );
     fields.push(Field::new(
         "adjudication",
-        "--resign/--draw/--maxmoves",
+        "--resign/--draw/--maxmoves/--tb",
         json(&plan.adjudication),
     ));
     fields.push(Field::new(

@@ -199,8 +199,8 @@ pub fn run(args: TuneArgs) -> CliResult {
             },
             Field::new(
                 "adjudication",
-                "--resign/--draw/--maxmoves",
-                serde_json::to_value(plan.adjudication).expect("json"),
+                "--resign/--draw/--maxmoves/--tb",
+                serde_json::to_value(&plan.adjudication).expect("json"),
             ),
         ]
     };

@@ -1,10 +1,14 @@
 //! Adjudication options with fastchess's words and meaning:
 //! `--resign movecount=3 score=600 [twosided=true]`, `--draw movenumber=34 movecount=8 score=20`,
-//! `--maxmoves N`.
+//! `--maxmoves N`, and tablebase adjudication `--tb DIR [pieces=N] [adjudicate=…]`
+//! ([`super::tablebase`]).
 
+use engine::position::Position;
 use engine::search::Score;
-use engine::types::Color;
+use engine::types::{Color, GameResult};
 use serde::{Deserialize, Serialize};
+
+use super::tablebase::TablebaseRule;
 
 /// Resign adjudication: a side whose engine reports a score of `-score` or worse for
 /// `movecount` consecutive moves of its own loses; with `twosided`, the opponent must also
@@ -33,7 +37,7 @@ pub struct Draw {
 }
 
 /// All adjudication settings of a match.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Adjudication {
     /// Resign rule.
     pub resign: Option<Resign>,
@@ -41,6 +45,10 @@ pub struct Adjudication {
     pub draw: Option<Draw>,
     /// Draw after this many full moves.
     pub max_moves: Option<u32>,
+    /// Tablebase adjudication (`--tb`); absent from the JSON when not given, so plans and
+    /// run records without it read as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tb: Option<TablebaseRule>,
 }
 
 fn parse_words<'a>(
@@ -118,12 +126,14 @@ impl Draw {
 }
 
 impl Adjudication {
-    /// Builds the rules from the `--resign`, `--draw` and `--maxmoves` options (shared by
-    /// `spar match`, `spar sprt`, `spar report` and `spar tune`).
+    /// Builds the rules from the `--resign`, `--draw`, `--maxmoves` and `--tb` options
+    /// (shared by `spar match`, `spar sprt`, `spar report` and `spar tune`); `--tb` opens and
+    /// checks its tables here, before any game.
     pub fn from_words(
         resign: Option<&[String]>,
         draw: Option<&[String]>,
         max_moves: Option<u32>,
+        tb: Option<&[String]>,
     ) -> Result<Adjudication, String> {
         Ok(Adjudication {
             resign: resign.map(Resign::parse).transpose()?,
@@ -132,6 +142,7 @@ impl Adjudication {
                 Some(0) => return Err("--maxmoves must be at least 1".to_string()),
                 m => m,
             },
+            tb: tb.map(|w| TablebaseRule::open("--tb", w)).transpose()?,
         })
     }
 }
@@ -166,6 +177,12 @@ pub struct MoveScore {
 pub trait Adjudicator {
     /// Records one move; a verdict ends the game.
     fn update(&mut self, m: &MoveScore) -> Option<Verdict>;
+
+    /// Looks at the position before its side to move is asked for a move (after the
+    /// rules' checks): a result and its reason end the game by tablebase adjudication.
+    fn position(&mut self, _pos: &Position) -> Option<(GameResult, String)> {
+        None
+    }
 }
 
 /// The `--resign`/`--draw` rules of a match with the running counters of one game.
@@ -193,6 +210,10 @@ impl Adjudicator for MatchAdjudicator<'_> {
             m.fullmove_after,
             m.irreversible,
         )
+    }
+
+    fn position(&mut self, pos: &Position) -> Option<(GameResult, String)> {
+        self.rules.tb.as_ref()?.judge(pos)
     }
 }
 
@@ -226,9 +247,11 @@ impl Default for TrainingRules {
     }
 }
 
-/// [`TrainingRules`] with the running counters of one game.
+/// [`TrainingRules`] with the running counters of one game, and datagen's `--tb`.
 pub struct TrainingAdjudicator {
     rules: TrainingRules,
+    /// Ends the game at the first position the tables cover, with their result.
+    tb: Option<TablebaseRule>,
     /// Consecutive plies at ±`win_score` or beyond, with the sign of the last one.
     win: (i32, u32),
     /// Consecutive plies within ±`draw_score` from `draw_move` on.
@@ -240,9 +263,16 @@ impl TrainingAdjudicator {
     pub fn new(rules: TrainingRules) -> TrainingAdjudicator {
         TrainingAdjudicator {
             rules,
+            tb: None,
             win: (0, 0),
             draw: 0,
         }
+    }
+
+    /// Adds tablebase adjudication (`spar datagen --tb`).
+    pub fn with_tablebase(mut self, tb: Option<TablebaseRule>) -> TrainingAdjudicator {
+        self.tb = tb;
+        self
     }
 
     /// Records the White-relative score of the move played in full move `fullmove`.
@@ -283,6 +313,10 @@ impl Adjudicator for TrainingAdjudicator {
     fn update(&mut self, m: &MoveScore) -> Option<Verdict> {
         let cp = m.score.map_or(0, Score::as_cp);
         self.record(cp * m.mover.sign(), m.fullmove_before)
+    }
+
+    fn position(&mut self, pos: &Position) -> Option<(GameResult, String)> {
+        self.tb.as_ref()?.judge(pos)
     }
 }
 

@@ -28,6 +28,8 @@ pub enum Termination {
     ResignAdjudication,
     /// Draw adjudication.
     DrawAdjudication,
+    /// Tablebase adjudication (`--tb`): a position the tables cover.
+    TablebaseAdjudication,
     /// `--maxmoves` reached.
     MaxMoves,
     /// A clock ran out.
@@ -42,7 +44,7 @@ pub enum Termination {
 
 impl Termination {
     /// Every kind, in summary order.
-    pub const ALL: [Termination; 12] = [
+    pub const ALL: [Termination; 13] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::Repetition,
@@ -50,6 +52,7 @@ impl Termination {
         Termination::InsufficientMaterial,
         Termination::ResignAdjudication,
         Termination::DrawAdjudication,
+        Termination::TablebaseAdjudication,
         Termination::MaxMoves,
         Termination::TimeForfeit,
         Termination::Crash,
@@ -67,6 +70,7 @@ impl Termination {
             Termination::InsufficientMaterial => "insufficient_material",
             Termination::ResignAdjudication => "resign_adjudication",
             Termination::DrawAdjudication => "draw_adjudication",
+            Termination::TablebaseAdjudication => "tablebase_adjudication",
             Termination::MaxMoves => "max_moves",
             Termination::TimeForfeit => "time_forfeit",
             Termination::Crash => "crash",
@@ -85,6 +89,7 @@ impl Termination {
         match self {
             Termination::ResignAdjudication
             | Termination::DrawAdjudication
+            | Termination::TablebaseAdjudication
             | Termination::MaxMoves => "adjudication",
             Termination::TimeForfeit => "time forfeit",
             Termination::Crash => "abandoned",
@@ -185,7 +190,8 @@ struct Clock {
     moves_in_period: u32,
 }
 
-/// Plays one game, asking `adjudicator` after every engine move. Returns `None` if `abort`
+/// Plays one game, asking `adjudicator` about every position before its move (tablebases)
+/// and after every engine move (scores). Returns `None` if `abort`
 /// was set (the game is abandoned and must not be counted).
 pub fn play_game(
     mut seats: Seats,
@@ -247,6 +253,16 @@ pub fn play_game(
     loop {
         if let Some((outcome, termination, reason)) = rules_verdict(&pos, &history) {
             return finish(outcome, termination, reason, played, nodes);
+        }
+        // Tablebase adjudication comes first among the adjudications (its result is exact).
+        if let Some((outcome, reason)) = adjudicator.position(&pos) {
+            return finish(
+                outcome,
+                Termination::TablebaseAdjudication,
+                reason,
+                played,
+                nodes,
+            );
         }
         if let Some(max) = setup.max_moves {
             let engine_plies = played.iter().filter(|m| !m.book).count() as u32;
@@ -324,6 +340,19 @@ pub fn play_game(
             fullmove_after: pos.fullmove_number() as u32,
             irreversible,
         });
+        if verdict.is_some() {
+            // Where the tables cover the position they come before the score rules, as in
+            // fastchess (their result is exact). Without `--tb` this never ends a game.
+            if let Some((outcome, reason)) = adjudicator.position(&pos) {
+                return finish(
+                    outcome,
+                    Termination::TablebaseAdjudication,
+                    reason,
+                    played,
+                    nodes,
+                );
+            }
+        }
         match verdict {
             Some(Verdict::Resign(loser)) => {
                 return finish(

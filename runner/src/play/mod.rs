@@ -5,5 +5,6 @@ pub mod adjudication;
 pub mod game;
 pub mod ordered;
 pub mod schedule;
+pub mod tablebase;
 pub mod tally;
 pub mod training;

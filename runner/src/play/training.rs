@@ -22,6 +22,7 @@ use crate::error::{CliError, CliResult};
 use crate::play::adjudication::{TrainingAdjudicator, TrainingRules};
 use crate::play::game::{play_game, rules_verdict, GameSetup, Seats, Termination};
 use crate::play::ordered::Worker;
+use crate::play::tablebase::TablebaseRule;
 
 /// Where the random plies start.
 pub enum Source {
@@ -45,6 +46,9 @@ pub struct GameOptions {
     pub variant: Variant,
     /// When games end early.
     pub adjudication: TrainingRules,
+    /// `--tb`: a game ends at its first position the tables cover, with their result (which
+    /// then labels every position of the game).
+    pub tablebase: Option<TablebaseRule>,
     /// Run seed.
     pub seed: u64,
 }
@@ -120,6 +124,14 @@ pub fn play_training_game(
         let Some((origin, plies, pos, history)) = random_opening(options, &mut rng) else {
             continue;
         };
+        // An opening already inside the tables (`--tb`) would be a game without a move.
+        if options
+            .tablebase
+            .as_ref()
+            .is_some_and(|t| t.judge(&pos).is_some())
+        {
+            continue;
+        }
         player
             .new_game(pos.is_chess960())
             .map_err(|e| CliError::failure(e.to_string()))?;
@@ -146,7 +158,8 @@ pub fn play_training_game(
         time_margin: [options.variant.time_margin; 2],
         max_moves: None,
     };
-    let mut adjudicator = TrainingAdjudicator::new(options.adjudication);
+    let mut adjudicator =
+        TrainingAdjudicator::new(options.adjudication).with_tablebase(options.tablebase.clone());
     let Some(game) = play_game(Seats::Same(player), &setup, &mut adjudicator, stop) else {
         return Ok(None);
     };
@@ -227,6 +240,7 @@ mod tests {
             opening_limit: 300,
             variant: crate::engines::variant::parse_variant(&[], &each, 0).unwrap(),
             adjudication: TrainingRules::default(),
+            tablebase: None,
             seed: 7,
         }
     }
