@@ -537,4 +537,23 @@ fn a_cluster_run_pins_the_tables_by_name_and_size() {
     assert!(json(&dir.path().join("run2/manifest.json"))
         .get("tablebases")
         .is_none());
+    // An engine's own tables (option.SyzygyPath) are pinned the same way.
+    std::fs::write(copy.join("KRvK.rtbw"), &bytes).unwrap();
+    ok(&run_in(
+        dir.path(),
+        &argv(
+            "match --engine name=a option.SyzygyPath=tables --engine name=b --each nodes=100 \
+             --games 4 --slurm --plan-only --run-dir run3 --shards 2",
+        ),
+    ));
+    let pinned = json(&dir.path().join("run3/manifest.json"))["tablebases"]
+        .as_array()
+        .expect("tablebases")
+        .len();
+    assert_eq!(pinned, on_disk);
+    std::fs::write(copy.join("KRvK.rtbw"), &bytes[..bytes.len() - 1]).unwrap();
+    usage_error(
+        &run_in(dir.path(), &argv("shard run3 --index 1")),
+        "KRvK.rtbw",
+    );
 }

@@ -246,8 +246,19 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             &files,
             plan.pairs,
         )?;
-        let tables = plan.adjudication.tb.as_ref().map(|t| t.files());
-        m.pin_tablebases(&cluster.dir, tables.unwrap_or_default())?;
+        // The tables of --tb and of every engine's option.SyzygyPath, each file once.
+        let mut tables = plan
+            .adjudication
+            .tb
+            .as_ref()
+            .map(|t| t.files())
+            .unwrap_or_default();
+        for t in run.variants.iter().filter_map(|v| v.tablebases.as_ref()) {
+            tables.extend(t.files());
+        }
+        tables.sort();
+        tables.dedup();
+        m.pin_tablebases(&cluster.dir, tables)?;
         m
     };
     let submission = Submission {
