@@ -230,6 +230,19 @@ pub fn summary_lines(
             ));
         }
     }
+    // How many games the tables ended (`--tb`); no line without any, so a match without
+    // tables prints what it always did.
+    let by_tables = tally
+        .terminations
+        .get(&crate::play::game::Termination::TablebaseAdjudication)
+        .copied()
+        .unwrap_or(0);
+    if by_tables > 0 {
+        lines.push(format!(
+            "Tablebase adjudications: {by_tables} of {} games (SyzygyTB)",
+            tally.games.games()
+        ));
+    }
     Ok(lines)
 }
 

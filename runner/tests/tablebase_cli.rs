@@ -168,6 +168,18 @@ fn table_positions_are_adjudicated_at_once_by_each_mode() {
     );
     assert_eq!(pgn.matches("[Termination \"adjudication\"]").count(), 4);
     assert_eq!(pgn.matches("[PlyCount \"0\"]").count(), 4);
+    // The summary says how many games the tables ended.
+    let epd = dir.path().join("tb.epd");
+    let o = run(&argv(&format!(
+        "match {} --games 4 --quiet --book {} order=sequential --tb {tb}",
+        BUILTIN.join(" "),
+        path_str(&epd)
+    )));
+    assert!(
+        ok(&o).contains("Tablebase adjudications: 4 of 4 games (SyzygyTB)"),
+        "{}",
+        stdout(&o)
+    );
 
     // win_loss: the won position is adjudicated, the drawn one is played on (and never
     // ends in a tablebase draw).
