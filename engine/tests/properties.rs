@@ -257,3 +257,44 @@ proptest! {
         prop_assert_eq!(bestmoves, searches, "{}", written);
     }
 }
+
+/// The committed network's bytes, for the damaged-net properties.
+fn embedded_net() -> &'static [u8] {
+    engine::nnue::embedded::DEFAULT_NET_BYTES
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A network file cut anywhere, with bytes flipped or garbage appended, or with its
+    /// header's width and version set to anything: an error (one line) or a network that
+    /// evaluates, never a panic or an allocation abort.
+    #[test]
+    fn damaged_network_files_are_errors_not_panics(
+        cut in 0usize..200_000,
+        flips in proptest::collection::vec((any::<usize>(), 1u8..), 0..4),
+        tail in proptest::collection::vec(any::<u8>(), 0..16),
+        hidden in any::<u32>(),
+        version in any::<u32>(),
+        header in 0u8..3,
+    ) {
+        let mut bytes = embedded_net().to_vec();
+        match header {
+            0 => bytes[12..16].copy_from_slice(&hidden.to_le_bytes()),
+            1 => bytes[8..12].copy_from_slice(&version.to_le_bytes()),
+            _ => {}
+        }
+        for (i, b) in &flips {
+            let n = bytes.len();
+            bytes[i % n] ^= b;
+        }
+        bytes.truncate(cut.min(bytes.len()));
+        bytes.extend_from_slice(&tail);
+        match engine::nnue::net::Net::from_bytes(&bytes) {
+            Ok(net) => {
+                let _ = net.evaluate(&Position::startpos());
+            }
+            Err(e) => prop_assert!(!e.contains('\n'), "{e}"),
+        }
+    }
+}
