@@ -15,20 +15,6 @@ use engine::rng::SplitMix64;
 use engine::tablebase::{Tablebases, Wdl};
 use proptest::prelude::*;
 
-/// The directory holding the 3-4-piece tables, if there is one.
-fn tables_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("SPAR_SYZYGY") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            cache.join("spar").join("syzygy").join("3-4")
-        }
-    };
-    dir.join("KRvK.rtbw").is_file().then_some(dir)
-}
-
 /// Something a test needs is missing: under `CI=true` a failure, else a visible skip.
 fn missing(test: &str, what: &str) {
     assert!(
@@ -39,7 +25,7 @@ fn missing(test: &str, what: &str) {
 }
 
 fn tables(test: &str) -> Option<PathBuf> {
-    let dir = tables_dir();
+    let dir = engine::tablebase::cached_tables();
     if dir.is_none() {
         missing(
             test,

@@ -8,28 +8,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::*;
-
-/// The directory holding the 3-4-piece tables, if there is one.
-fn tables_dir(test: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("SPAR_SYZYGY") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|c| c.join("spar").join("syzygy").join("3-4")),
-    }
-    .filter(|d| d.join("KRvK.rtbw").is_file());
-    if dir.is_none() {
-        missing_client(
-            test,
-            "no Syzygy 3-4-piece tables (set SPAR_SYZYGY or run .ci/setup)",
-        );
-    }
-    dir
-}
 
 /// Openings (white to move) and whether white wins (`true`) or it is a draw (`false`), as
 /// the tables say.
@@ -66,7 +45,7 @@ fn games(pgn: &str) -> Vec<std::collections::HashMap<String, String>> {
 #[test]
 fn the_tablebase_engine_converts_wins_and_holds_draws_against_stockfish() {
     let test = "the_tablebase_engine_converts_wins_and_holds_draws_against_stockfish";
-    let Some(tables) = tables_dir(test) else {
+    let Some(tables) = syzygy_tables(test) else {
         return;
     };
     let Some(sf) = stockfish() else {
@@ -187,7 +166,7 @@ fn a_bad_syzygy_path_is_a_usage_error_before_any_game() {
 fn bench_with_syzygy_counts_hits_and_keeps_the_far_positions_unchanged() {
     let o = run(&["bench", "--syzygy", "/nonexistent/syzygy"]);
     usage_error(&o, "--syzygy /nonexistent/syzygy: tablebase directory");
-    let Some(tables) = tables_dir("bench_with_syzygy_counts_hits") else {
+    let Some(tables) = syzygy_tables("bench_with_syzygy_counts_hits") else {
         return;
     };
     let lines = |dirs: &str| -> Vec<String> {
@@ -224,7 +203,7 @@ fn bench_with_syzygy_counts_hits_and_keeps_the_far_positions_unchanged() {
 /// shared, lazily mapped tables) add nothing that depends on timing.
 #[test]
 fn games_with_tables_do_not_depend_on_concurrency() {
-    let Some(tables) = tables_dir("games_with_tables_do_not_depend_on_concurrency") else {
+    let Some(tables) = syzygy_tables("games_with_tables_do_not_depend_on_concurrency") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -7,39 +7,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 use data::training::{text, viriformat, TrainingGame};
 use engine::position::Position;
 use engine::tablebase::{Tablebases, Wdl};
 use engine::types::GameResult;
-
-/// The directory holding the 3-4-piece tables, if there is one.
-fn tables_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("SPAR_SYZYGY") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            cache.join("spar").join("syzygy").join("3-4")
-        }
-    };
-    dir.join("KRvK.rtbw").is_file().then_some(dir)
-}
-
-/// The tables, or a visible skip (a failure under `CI=true`).
-fn tables(test: &str) -> Option<PathBuf> {
-    let dir = tables_dir();
-    if dir.is_none() {
-        missing_client(
-            test,
-            "no Syzygy 3-4-piece tables (set SPAR_SYZYGY or run .ci/setup)",
-        );
-    }
-    dir
-}
 
 /// A won position (KQvK, White to move) and a drawn one (KRvKR), both with the fifty-move
 /// counter at zero (EPD without counters).
@@ -145,7 +119,7 @@ fn counted(rows: &[Row], terms: &serde_json::Value) {
 
 #[test]
 fn table_positions_are_adjudicated_at_once_by_each_mode() {
-    let Some(tb) = tables("table_positions_are_adjudicated_at_once_by_each_mode") else {
+    let Some(tb) = syzygy_tables("table_positions_are_adjudicated_at_once_by_each_mode") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -223,7 +197,7 @@ fn table_positions_are_adjudicated_at_once_by_each_mode() {
 
 #[test]
 fn external_engines_are_adjudicated_by_the_runner() {
-    let Some(tb) = tables("external_engines_are_adjudicated_by_the_runner") else {
+    let Some(tb) = syzygy_tables("external_engines_are_adjudicated_by_the_runner") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -246,7 +220,7 @@ fn external_engines_are_adjudicated_by_the_runner() {
 
 #[test]
 fn sprt_adjudicates_the_same_way() {
-    let Some(tb) = tables("sprt_adjudicates_the_same_way") else {
+    let Some(tb) = syzygy_tables("sprt_adjudicates_the_same_way") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -284,7 +258,8 @@ fn table_result(tb: &Tablebases, pos: &Position) -> Option<GameResult> {
 
 #[test]
 fn datagen_ends_games_in_the_tables_and_labels_them_with_their_result() {
-    let Some(dir_tb) = tables("datagen_ends_games_in_the_tables_and_labels_them_with_their_result")
+    let Some(dir_tb) =
+        syzygy_tables("datagen_ends_games_in_the_tables_and_labels_them_with_their_result")
     else {
         return;
     };
@@ -379,7 +354,7 @@ fn datagen_ends_games_in_the_tables_and_labels_them_with_their_result() {
 
 #[test]
 fn resume_treats_tb_as_part_of_the_run() {
-    let Some(tb) = tables("resume_treats_tb_as_part_of_the_run") else {
+    let Some(tb) = syzygy_tables("resume_treats_tb_as_part_of_the_run") else {
         return;
     };
     let tb = path_str(&tb);
@@ -417,7 +392,8 @@ fn resume_treats_tb_as_part_of_the_run() {
 
 #[test]
 fn bad_tables_and_words_are_one_line_and_exit_2_before_any_game() {
-    let Some(tb) = tables("bad_tables_and_words_are_one_line_and_exit_2_before_any_game") else {
+    let Some(tb) = syzygy_tables("bad_tables_and_words_are_one_line_and_exit_2_before_any_game")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -502,7 +478,7 @@ fn bad_tables_and_words_are_one_line_and_exit_2_before_any_game() {
 
 #[test]
 fn a_cluster_run_pins_the_tables_by_name_and_size() {
-    let Some(tb) = tables("a_cluster_run_pins_the_tables_by_name_and_size") else {
+    let Some(tb) = syzygy_tables("a_cluster_run_pins_the_tables_by_name_and_size") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -194,15 +194,7 @@ fn rank_by_wdl(tb: &Tablebases, pos: &Position, moves: &[Move], rule50: bool) ->
 /// `.ci/setup` fills. Without them, a `NOTICE` and `None`; under `CI=true`, a failure.
 #[cfg(test)]
 pub(crate) fn test_tables_dir(test: &str) -> Option<String> {
-    use std::path::PathBuf;
-    let dir = match std::env::var_os("SPAR_SYZYGY") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|c| c.join("spar").join("syzygy").join("3-4")),
-    }
-    .filter(|d| d.join("KRvK.rtbw").is_file());
+    let dir = crate::tablebase::cached_tables();
     if dir.is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),

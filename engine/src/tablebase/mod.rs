@@ -42,6 +42,22 @@ use table::{Kind, Table};
 
 use crate::position::Position;
 
+/// Where `.ci/setup` puts the 3-4-piece tables, if they are there: `$SPAR_SYZYGY`, else
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/spar/syzygy/3-4` (a directory holding `KRvK.rtbw`). The
+/// tests find their tables here.
+pub fn cached_tables() -> Option<PathBuf> {
+    let dir = match std::env::var_os("SPAR_SYZYGY") {
+        Some(d) => PathBuf::from(d),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+            .join("spar")
+            .join("syzygy")
+            .join("3-4"),
+    };
+    dir.join("KRvK.rtbw").is_file().then_some(dir)
+}
+
 /// A game-theoretic value from the side to move's point of view, under the 50-move rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(i8)]

@@ -214,3 +214,16 @@ pub fn missing_client(test: &str, what: &str) {
     // and hides for passing tests: a skip must be visible.
     let _ = writeln!(std::io::stderr(), "NOTICE: {test} skipped: {what}");
 }
+
+/// The Syzygy 3-4-piece tables `.ci/setup` installs (`engine::tablebase::cached_tables`), or
+/// a visible skip (a failure under `CI=true`).
+pub fn syzygy_tables(test: &str) -> Option<std::path::PathBuf> {
+    let dir = engine::tablebase::cached_tables();
+    if dir.is_none() {
+        missing_client(
+            test,
+            "no Syzygy 3-4-piece tables (set SPAR_SYZYGY or run .ci/setup)",
+        );
+    }
+    dir
+}
