@@ -169,9 +169,10 @@ fn parameter_files_and_bad_input() {
         &run(&["--param", "rfp_margin", "--pairs-per-iteration", "0"]),
         "--pairs-per-iteration must be at least 1",
     );
+    // An external engine that is not a UCI engine (it exits at `uci`): one line, no game.
     usage_error(
         &run(&["--param", "rfp_margin", "--each", "cmd=/bin/true"]),
-        "builtin engine",
+        "engine 'true' exited during the UCI handshake",
     );
     // A handcrafted weight does nothing to an engine that evaluates with the network.
     usage_error(
@@ -421,4 +422,128 @@ fn texel_run_writes_weights_a_match_loads() {
         "--lr 0",
     );
     assert!(!d.join("x.txt").exists());
+}
+
+/// `spar uci` as an external engine: its search parameters are `spin` options.
+fn spar_uci() -> String {
+    format!("cmd={}", env!("CARGO_BIN_EXE_spar"))
+}
+
+#[test]
+fn spar_uci_announces_its_parameters_as_spin_options() {
+    use std::io::Write;
+    let mut child = spar()
+        .arg("uci")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nquit\n")
+        .unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    for name in ["rfp_margin", "lmr_base"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("option name {name} type spin"))
+                    && l.contains(" min ")
+                    && l.contains(" max ")),
+            "{name} is not a spin option in: {out}"
+        );
+    }
+}
+
+#[test]
+fn tunes_an_external_uci_engine_reproducibly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("spsa.txt"),
+        "rfp_margin, int, 75, 20, 200, 6, 0.002\nlmr_base, 75, 0, 200, 8, 0.002\n",
+    )
+    .unwrap();
+    let cmd = spar_uci();
+    let tune = |csv: &'static str| {
+        ok(&run_in(
+            d,
+            &[
+                "tune",
+                "--params",
+                "spsa.txt",
+                "--each",
+                &cmd,
+                "args=uci",
+                "option.Hash=1",
+                "nodes=300",
+                "--iterations",
+                "3",
+                "--pairs-per-iteration",
+                "2",
+                "--seed",
+                "5",
+                "--csv",
+                csv,
+                "--quiet",
+            ],
+        ))
+    };
+    let out = tune("a.csv");
+    assert!(out.contains("SPSA: 3/3 iterations, 12 games"), "{out}");
+    assert!(out.contains("setoption name rfp_margin value"), "{out}");
+    let a = std::fs::read_to_string(d.join("a.csv")).unwrap();
+    assert_eq!(
+        a.lines().count(),
+        5,
+        "header, start row and 3 iterations: {a}"
+    );
+    assert!(a.starts_with("iteration,games,rfp_margin,lmr_base,"), "{a}");
+    // Two copies of one engine with the same options play each pair's games mirrored, so
+    // W − L is 0 and θ never moves; a moved θ shows the setoption values reach the engines.
+    let last = a.lines().last().unwrap();
+    assert!(!last.starts_with("3,12,75,75,"), "θ moved: {a}");
+    tune("b.csv");
+    let b = std::fs::read_to_string(d.join("b.csv")).unwrap();
+    assert_eq!(a, b, "same seed, same trajectory");
+}
+
+#[test]
+fn external_engine_options_are_checked_before_any_game() {
+    let Some(sf) = stockfish() else {
+        missing_client(
+            "external_engine_options_are_checked_before_any_game",
+            "stockfish is not installed (apt-get install stockfish)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cmd = format!("cmd={sf}");
+    for (line, needle) in [
+        (
+            "no_such_option, int, 10, 0, 20, 2, 0.002",
+            "engine 'stockfish' has no UCI option 'no_such_option'; tune one of its spin options: ",
+        ),
+        (
+            "EvalFile, int, 10, 0, 20, 2, 0.002",
+            "offers 'EvalFile' as a 'string' option, and SPSA tunes integer (spin) options only",
+        ),
+        (
+            "nodestime, int, 100, 0, 20000, 10, 0.002",
+            "range 0..20000 is outside engine 'stockfish''s spin option 'nodestime' (min 0, max 10000); narrow it",
+        ),
+    ] {
+        std::fs::write(d.join("spsa.txt"), format!("{line}\n")).unwrap();
+        let o = run_in(
+            d,
+            &[
+                "tune", "--params", "spsa.txt", "--each", &cmd, "nodes=500", "--iterations",
+                "3", "--csv", "run.csv",
+            ],
+        );
+        usage_error(&o, needle);
+        assert!(!d.join("run.csv").exists(), "{line}: no trajectory before the check");
+    }
 }

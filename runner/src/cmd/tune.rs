@@ -3,13 +3,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use engine::params::Params;
 use engine::search::Evaluation;
 
 use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
-use crate::engines::variant::{self, Source};
+use crate::engines::uci::UciPlayer;
+use crate::engines::variant::{self, Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::kill_point;
@@ -117,8 +117,11 @@ pub fn run(args: TuneArgs) -> CliResult {
         None => None,
     };
     let started = Instant::now();
+    // An external engine's parameters are its UCI options, checked against its `uci` answer
+    // once the engine is known; the builtin engine's (and a spar build's) are registered.
+    let external = args.each.iter().any(|w| w.starts_with("cmd="));
     let mut params: Vec<SpsaParam> = match &args.params {
-        Some(path) => spsa_params::load(path).map_err(CliError::usage)?,
+        Some(path) => spsa_params::load(path, external).map_err(CliError::usage)?,
         None => Vec::new(),
     };
     for name in &args.param {
@@ -204,22 +207,25 @@ pub fn run(args: TuneArgs) -> CliResult {
             ),
         ]
     };
-    let variant = run.variants[0].clone();
-    if variant.source != Source::Builtin {
-        return Err(CliError::usage(
-            "--each: spar tune plays the builtin engine; drop cmd=/git=/features=",
-        ));
+    let mut run = run;
+    if matches!(run.variants[0].source, Source::Build { .. }) {
+        run.build_variants(args.run.quiet)?;
     }
-    if variant.evaluation == Evaluation::Nnue {
-        if let Some(p) = params
-            .iter()
-            .find(|p| engine::params::spec(&p.name).is_some_and(|s| s.eval))
-        {
-            return Err(CliError::usage(variant::unused_weight(
-                &p.name,
-                "to --each",
-            )));
+    let variant = run.variants[0].clone();
+    match &variant.source {
+        Source::Uci { .. } => check_uci_options(&variant, &params, run.stall_timeout)?,
+        _ if variant.evaluation == Evaluation::Nnue => {
+            if let Some(p) = params
+                .iter()
+                .find(|p| engine::params::spec(&p.name).is_some_and(|s| s.eval))
+            {
+                return Err(CliError::usage(variant::unused_weight(
+                    &p.name,
+                    "to --each",
+                )));
+            }
         }
+        _ => {}
     }
     let concurrency = plan.concurrency;
     let quiet = args.run.quiet;
@@ -265,15 +271,15 @@ pub fn run(args: TuneArgs) -> CliResult {
     }
 
     let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
-    let selfplay = SelfPlay::new(concurrency, variant, adjudication, book)?;
+    let selfplay = SelfPlay::new(concurrency, variant, adjudication, book, run.stall_timeout)?;
     let progress = Progress::new(quiet, "iterations", Some(gains.iterations), done);
     let mut tally = sprt::Trinomial::default();
     let games_before = games;
     let mut failure = None;
     for k in done + 1..=gains.iterations {
         let p = spsa.perturb(k);
-        let dev = with_values(selfplay.base_params(), &names, &p.dev)?;
-        let base = with_values(selfplay.base_params(), &names, &p.base)?;
+        let dev = selfplay.values(&names, &p.dev)?;
+        let base = selfplay.values(&names, &p.base)?;
         let pairs = (k - 1) * pairs_per..k * pairs_per;
         let on_game = || {};
         let Some(s) = selfplay.play(pairs, &dev, &base, &abort, &on_game) else {
@@ -351,13 +357,55 @@ pub fn run(args: TuneArgs) -> CliResult {
     Ok(())
 }
 
-/// The base parameter table with the tuned parameters set to `values`.
-fn with_values(base: &Params, names: &[String], values: &[i64]) -> CliResult<Params> {
-    let mut p = base.clone();
-    for (n, &v) in names.iter().zip(values) {
-        p.set(n, v).map_err(|e| CliError::failure(e.to_string()))?;
+/// Starts the external engine once and checks that every tuned parameter is one of its
+/// `spin` options and that the parameter's range lies within the option's.
+fn check_uci_options(variant: &Variant, params: &[SpsaParam], stall: Duration) -> CliResult {
+    let engine = UciPlayer::new(variant, stall).map_err(CliError::usage)?;
+    let offered = engine.offered_options();
+    let spins = || {
+        let names: Vec<&str> = offered
+            .iter()
+            .filter(|o| o.kind == "spin")
+            .map(|o| o.name.as_str())
+            .collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    for p in params {
+        let name = &p.name;
+        let Some(o) = offered.iter().find(|o| o.name.eq_ignore_ascii_case(name)) else {
+            return Err(CliError::usage(format!(
+                "parameter '{name}': engine '{}' has no UCI option '{name}'; tune one of its spin options: {}",
+                variant.name,
+                spins()
+            )));
+        };
+        if o.kind != "spin" {
+            return Err(CliError::usage(format!(
+                "parameter '{name}': engine '{}' offers '{}' as a '{}' option, and SPSA tunes integer (spin) options only; drop it from --params/--param (its spin options: {})",
+                variant.name,
+                o.name,
+                o.kind,
+                spins()
+            )));
+        }
+        let (Some(lo), Some(hi)) = (o.min, o.max) else {
+            return Err(CliError::usage(format!(
+                "parameter '{name}': engine '{}' announces spin option '{}' without min and max; spar cannot check the range",
+                variant.name, o.name
+            )));
+        };
+        if p.min < lo as f64 || p.max > hi as f64 {
+            return Err(CliError::usage(format!(
+                "parameter '{name}': range {}..{} is outside engine '{}''s spin option '{}' (min {lo}, max {hi}); narrow it in --params to lie within {lo}..{hi}",
+                p.min, p.max, variant.name, o.name
+            )));
+        }
     }
-    Ok(p)
+    Ok(())
 }
 
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {

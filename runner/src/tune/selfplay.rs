@@ -1,5 +1,5 @@
-//! Game pairs between two parameter sets of the builtin engine, on a thread pool that lives
-//! for the whole tuning run.
+//! Game pairs between two parameter sets of the builtin engine or of an external UCI engine,
+//! on a thread pool that lives for the whole tuning run.
 //!
 //! `spar match` builds its pool and its players (with their transposition tables) once per
 //! match; an SPSA iteration is a tiny match with new parameters, so here each pool thread
@@ -7,9 +7,13 @@
 //! an iteration run in parallel; results are summed in pair order, and each game starts from
 //! a cleared searcher, so under node or depth limits the outcome does not depend on the
 //! number of threads.
+//!
+//! An external engine keeps one process per seat and pool thread; before each game it gets
+//! `setoption name X value V` for every tuned parameter, then `ucinewgame`.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use engine::params::Params;
 use engine::types::Color;
@@ -17,29 +21,74 @@ use rayon::prelude::*;
 use sprt::Trinomial;
 
 use crate::engines::player::{BuiltinPlayer, Player};
-use crate::engines::variant::Variant;
+use crate::engines::uci::UciPlayer;
+use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::{Adjudication, MatchAdjudicator};
 use crate::play::game::{play_game, GameSetup, Seats};
 
-/// A pool of workers, each with a dev and a base searcher.
+/// One side of a worker: the builtin searcher or an external engine's process.
+#[allow(clippy::large_enum_variant)] // a few per thread, made once
+enum Seat {
+    Builtin(BuiltinPlayer),
+    Uci(UciPlayer),
+}
+
+impl Seat {
+    fn start(variant: &Variant, stall_timeout: Duration) -> CliResult<Seat> {
+        Ok(match variant.source {
+            Source::Uci { .. } => Seat::Uci(
+                UciPlayer::new(variant, stall_timeout)
+                    .map_err(|e| CliError::usage(format!("engine '{}': {e}", variant.name)))?,
+            ),
+            _ => Seat::Builtin(BuiltinPlayer::new(variant)?),
+        })
+    }
+
+    fn set(&mut self, values: &Values) {
+        match (self, values) {
+            (Seat::Builtin(p), Values::Builtin(params)) => p.set_params(params.clone()),
+            (Seat::Uci(p), Values::Uci(options)) => p.set_per_game_options(options.clone()),
+            _ => unreachable!("values of the other kind of engine"),
+        }
+    }
+
+    fn player(&mut self) -> &mut dyn Player {
+        match self {
+            Seat::Builtin(p) => p,
+            Seat::Uci(p) => p,
+        }
+    }
+}
+
+/// The tuned values of one side in the form its engine takes them.
+pub enum Values {
+    /// The builtin engine's whole parameter table.
+    Builtin(Params),
+    /// An external engine's tuned UCI options, as (name, value).
+    Uci(Vec<(String, String)>),
+}
+
+/// A pool of workers, each with a dev and a base engine.
 pub struct SelfPlay {
     pool: rayon::ThreadPool,
-    players: Vec<Mutex<[BuiltinPlayer; 2]>>,
+    players: Vec<Mutex<[Seat; 2]>>,
     variant: Variant,
     adjudication: Adjudication,
     book: OpeningBook,
 }
 
 impl SelfPlay {
-    /// Starts `threads` workers. `variant` gives the limits, hash size and the values of the
-    /// parameters that are not tuned.
+    /// Starts `threads` workers. `variant` gives the engine (builtin or external UCI), the
+    /// limits, hash size and the values of the parameters that are not tuned;
+    /// `stall_timeout` is the watchdog of an external engine under node or depth limits.
     pub fn new(
         threads: usize,
         variant: Variant,
         adjudication: Adjudication,
         book: OpeningBook,
+        stall_timeout: Duration,
     ) -> CliResult<SelfPlay> {
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -52,8 +101,8 @@ impl SelfPlay {
             players: (0..threads)
                 .map(|_| {
                     Ok(Mutex::new([
-                        BuiltinPlayer::new(&variant)?,
-                        BuiltinPlayer::new(&variant)?,
+                        Seat::start(&variant, stall_timeout)?,
+                        Seat::start(&variant, stall_timeout)?,
                     ]))
                 })
                 .collect::<CliResult<_>>()?,
@@ -63,9 +112,23 @@ impl SelfPlay {
         })
     }
 
-    /// The parameter table of the engine that is not tuned (limits and fixed overrides).
-    pub fn base_params(&self) -> &Params {
-        &self.variant.params
+    /// The values of one side: for the builtin engine its parameter table (limits and fixed
+    /// overrides) with `names` set to `values`; for an external engine the options.
+    pub fn values(&self, names: &[String], values: &[i64]) -> CliResult<Values> {
+        if matches!(self.variant.source, Source::Uci { .. }) {
+            return Ok(Values::Uci(
+                names
+                    .iter()
+                    .zip(values)
+                    .map(|(n, v)| (n.clone(), v.to_string()))
+                    .collect(),
+            ));
+        }
+        let mut p = self.variant.params.clone();
+        for (n, &v) in names.iter().zip(values) {
+            p.set(n, v).map_err(|e| CliError::failure(e.to_string()))?;
+        }
+        Ok(Values::Builtin(p))
     }
 
     /// Plays pairs `pairs` (global pair indices: pair k plays opening k, once per colour)
@@ -75,8 +138,8 @@ impl SelfPlay {
     pub fn play(
         &self,
         pairs: std::ops::Range<u64>,
-        dev: &Params,
-        base: &Params,
+        dev: &Values,
+        base: &Values,
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
     ) -> Option<Trinomial> {
@@ -95,8 +158,8 @@ impl SelfPlay {
     fn play_pair(
         &self,
         k: u64,
-        dev: &Params,
-        base: &Params,
+        dev: &Values,
+        base: &Values,
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
     ) -> Option<Trinomial> {
@@ -105,8 +168,8 @@ impl SelfPlay {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let players = &mut *slot;
-        players[0].set_params(dev.clone());
-        players[1].set_params(base.clone());
+        players[0].set(dev);
+        players[1].set(base);
         let opening = self.book.opening(k);
         let limits = &self.variant.limits;
         let margin = self.variant.time_margin;
@@ -121,9 +184,9 @@ impl SelfPlay {
                 max_moves: self.adjudication.max_moves,
             };
             let seats: [&mut dyn Player; 2] = if dev_is_white {
-                [&mut *dev_player, &mut *base_player]
+                [dev_player.player(), base_player.player()]
             } else {
-                [&mut *base_player, &mut *dev_player]
+                [base_player.player(), dev_player.player()]
             };
             let mut adjudicator = MatchAdjudicator::new(&self.adjudication);
             let game = play_game(Seats::Two(seats), &setup, &mut adjudicator, abort)?;

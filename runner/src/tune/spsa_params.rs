@@ -52,6 +52,13 @@ impl SpsaParam {
 
 /// Parses one input line (already known not to be blank or a comment).
 pub fn parse_line(line: &str) -> Result<SpsaParam, String> {
+    let p = parse_fields(line)?;
+    check(&p)?;
+    Ok(p)
+}
+
+/// The fields of one line, unchecked.
+fn parse_fields(line: &str) -> Result<SpsaParam, String> {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     let (name, numbers) = match fields.len() {
         7 => {
@@ -95,7 +102,14 @@ pub fn parse_line(line: &str) -> Result<SpsaParam, String> {
         c_end: v[3],
         r_end: v[4],
     };
-    check(&p)?;
+    Ok(p)
+}
+
+/// Parses one line without the registry check (an external engine's UCI option: its range
+/// is checked against the engine's `uci` answer before the first game).
+pub fn parse_line_external(line: &str) -> Result<SpsaParam, String> {
+    let p = parse_fields(line)?;
+    check_values(&p)?;
     Ok(p)
 }
 
@@ -119,6 +133,18 @@ pub fn check(p: &SpsaParam) -> Result<(), String> {
             p.name, p.min, p.max, spec.min, spec.max
         ));
     }
+    check_values(p)
+}
+
+/// Checks a parameter against itself only (an external engine's option: its range is
+/// checked against the engine's `uci` answer later).
+pub fn check_values(p: &SpsaParam) -> Result<(), String> {
+    if p.min > p.max {
+        return Err(format!(
+            "'{}': min {} is above max {}",
+            p.name, p.min, p.max
+        ));
+    }
     if p.start < p.min || p.start > p.max {
         return Err(format!(
             "'{}': start {} is outside {}..={}",
@@ -136,13 +162,22 @@ pub fn check(p: &SpsaParam) -> Result<(), String> {
 
 /// Parses a whole input text; errors name the line.
 pub fn parse_text(text: &str, origin: &str) -> Result<Vec<SpsaParam>, String> {
+    parse_text_with(text, origin, parse_line)
+}
+
+/// Parses a whole input text with `parse` for each line; errors name the line.
+fn parse_text_with(
+    text: &str,
+    origin: &str,
+    parse: fn(&str) -> Result<SpsaParam, String>,
+) -> Result<Vec<SpsaParam>, String> {
     let mut out: Vec<SpsaParam> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let p = parse_line(line).map_err(|e| format!("{origin}:{}: {e}", i + 1))?;
+        let p = parse(line).map_err(|e| format!("{origin}:{}: {e}", i + 1))?;
         if out.iter().any(|q| q.name == p.name) {
             return Err(format!("{origin}:{}: '{}' is listed twice", i + 1, p.name));
         }
@@ -151,10 +186,16 @@ pub fn parse_text(text: &str, origin: &str) -> Result<Vec<SpsaParam>, String> {
     Ok(out)
 }
 
-/// Reads a parameter file.
-pub fn load(path: &Path) -> Result<Vec<SpsaParam>, String> {
+/// Reads a parameter file: of the builtin engine's registered parameters, or (`external`)
+/// of an external engine's options, checked later against its `uci` answer.
+pub fn load(path: &Path, external: bool) -> Result<Vec<SpsaParam>, String> {
     let text = data::text::read_whole(path).map_err(|e| format!("cannot read --params {e}"))?;
-    let params = parse_text(&text, &path.display().to_string())?;
+    let origin = path.display().to_string();
+    let params = if external {
+        parse_text_with(&text, &origin, parse_line_external)?
+    } else {
+        parse_text(&text, &origin)?
+    };
     if params.is_empty() {
         return Err(format!(
             "--params {}: no parameters in the file (lines like 'rfp_margin, int, 75, 20, 200, 6, 0.002'; `spar params --search` prints them)",

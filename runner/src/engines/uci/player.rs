@@ -61,6 +61,8 @@ pub struct UciPlayer {
     args: Vec<String>,
     dir: Option<PathBuf>,
     options: Vec<(String, String)>,
+    /// Options sent before every `ucinewgame` (the tuned values of `spar tune`).
+    per_game: Vec<(String, String)>,
     time_margin: Duration,
     config: UciConfig,
     engine_name: Option<String>,
@@ -111,6 +113,7 @@ impl UciPlayer {
             args: args.clone(),
             dir: dir.clone(),
             options: variant.options.clone(),
+            per_game: Vec::new(),
             time_margin: variant.time_margin,
             config,
             engine_name: None,
@@ -137,9 +140,14 @@ impl UciPlayer {
     }
 
     /// The options the engine announced.
-    #[allow(dead_code)] // for diagnostics
     pub fn offered_options(&self) -> &[UciOption] {
         &self.offered
+    }
+
+    /// Options (name, value) to send with `setoption` before each later `ucinewgame`, in
+    /// this order, after the variant's own `option.X=` words (and again after a restart).
+    pub fn set_per_game_options(&mut self, options: Vec<(String, String)>) {
+        self.per_game = options;
     }
 
     /// The operating-system id of the engine process, while there is one.
@@ -292,6 +300,11 @@ impl UciPlayer {
         if offers960 && self.uci960 != chess960 {
             sent = proc.send(&format!("setoption name UCI_Chess960 value {chess960}"));
             self.uci960 = chess960;
+        }
+        for (name, value) in &self.per_game {
+            if sent.is_ok() {
+                sent = proc.send(&format!("setoption name {name} value {value}"));
+            }
         }
         if sent.is_err() || proc.send("ucinewgame").is_err() {
             return Err(self.crashed("before a new game"));

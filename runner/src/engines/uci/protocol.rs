@@ -17,6 +17,10 @@ pub struct UciOption {
     pub kind: String,
     /// Default value, if announced.
     pub default: Option<String>,
+    /// `min` of a `spin`, if announced.
+    pub min: Option<i64>,
+    /// `max` of a `spin`, if announced.
+    pub max: Option<i64>,
 }
 
 /// The `position` command: `position startpos …` for the standard start, else `position fen …`.
@@ -95,11 +99,23 @@ pub(super) fn parse_option(line: &str) -> Option<UciOption> {
             .unwrap_or(v.len());
         v[..end].trim().to_string()
     });
+    let bound = |key: &str| {
+        let mut w = after.split_whitespace();
+        w.position(|x| x == key)?;
+        w.next()?.parse::<i64>().ok()
+    };
+    let (min, max) = if kind == "spin" {
+        (bound("min"), bound("max"))
+    } else {
+        (None, None)
+    };
     let name = name.trim();
     (!name.is_empty()).then(|| UciOption {
         name: name.to_string(),
         kind,
         default,
+        min,
+        max,
     })
 }
 
