@@ -507,6 +507,55 @@ fn tunes_an_external_uci_engine_reproducibly() {
     tune("b.csv");
     let b = std::fs::read_to_string(d.join("b.csv")).unwrap();
     assert_eq!(a, b, "same seed, same trajectory");
+
+    // `--engine` takes the same words as --each (as in `spar match`).
+    ok(&run_in(
+        d,
+        &[
+            "tune",
+            "--params",
+            "spsa.txt",
+            "--engine",
+            &cmd,
+            "args=uci",
+            "option.Hash=1",
+            "--each",
+            "nodes=300",
+            "--iterations",
+            "3",
+            "--pairs-per-iteration",
+            "2",
+            "--seed",
+            "5",
+            "--csv",
+            "c.csv",
+            "--quiet",
+        ],
+    ));
+    let c = std::fs::read_to_string(d.join("c.csv")).unwrap();
+    assert_eq!(a, c, "--engine words as --each words");
+
+    // A tuned option may not also be fixed; nothing is played.
+    usage_error(
+        &run_in(
+            d,
+            &[
+                "tune",
+                "--params",
+                "spsa.txt",
+                "--engine",
+                &cmd,
+                "args=uci",
+                "option.rfp_margin=50",
+                "--each",
+                "nodes=300",
+                "--csv",
+                "d.csv",
+            ],
+        ),
+        "option.rfp_margin=50 fixes a parameter that is tuned",
+    );
+    assert!(!d.join("d.csv").exists());
 }
 
 #[test]

@@ -27,17 +27,22 @@ use crate::tune::spsa_params::{self, SpsaParam};
 use crate::tune::trajectory::{self, Row, Trajectory};
 use crate::tune::{plot, report};
 
-/// Tune parameters of the builtin engine by SPSA self-play, as OpenBench does.
+/// Tune parameters of the builtin engine, or the spin options of an external UCI engine,
+/// by SPSA self-play, as OpenBench does.
 ///
 ///   spar tune --param rfp_margin --param lmr_base --each nodes=5000 --iterations 2000 --csv run.csv
 ///
 ///   spar tune --params spsa.txt --each tc=8+0.08 --csv run.csv --out tuned.txt
+///
+///   spar tune --params spsa.txt --engine cmd=./myengine option.Hash=8 --each nodes=5000 --csv run.csv
 ///
 ///   spar tune --plot run.csv                 (writes run.svg)
 ///
 /// `--params FILE` takes OpenBench lines `name, int, start, min, max, c_end, r_end` (as
 /// `spar params --search` prints them) or fishtest lines `name, start, min, max, c_end,
 /// r_end`; `--param NAME` takes a parameter's registered default, range and step sizes.
+/// For an external engine (`cmd=`) a parameter is a `spin` option of the engine, sent with
+/// `setoption` before each game; each is checked against the engine's `uci` answer first.
 /// Each iteration plays --pairs-per-iteration game pairs (in parallel) between θ + c_k·Δ
 /// and θ − c_k·Δ for a random ±1 vector Δ, then moves θ by r_k·c_k·(W − L)·Δ.
 #[derive(clap::Args, Debug)]
@@ -64,6 +69,11 @@ pub struct TuneArgs {
     /// A as a fraction of the iterations.
     #[arg(long, default_value_t = 0.1)]
     a_ratio: f64,
+    /// The engine being tuned, in `spar match`'s engine words (default: the builtin engine):
+    /// `cmd=PATH` (with `args=`, `dir=`, `option.X=V`) for an external UCI engine, whose
+    /// tuned parameters are its `spin` options; combined with --each.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = clap::ArgAction::Set)]
+    engine: Vec<String>,
     /// Engine words for both sides: a limit (`nodes=5000`, `tc=8+0.08`, `depth=`,
     /// `movetime=`), `option.Hash=8`, fixed overrides `option.<param>=<v>`, `params=FILE`.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
@@ -102,6 +112,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         check.input("--params", p);
     }
     check.engine_words(&args.each);
+    check.engine_words(&args.engine);
     check.book_words(args.book.book.as_deref());
     if let Some(c) = &args.csv {
         check.record("--csv", c).locked("--csv", c);
@@ -119,7 +130,11 @@ pub fn run(args: TuneArgs) -> CliResult {
     let started = Instant::now();
     // An external engine's parameters are its UCI options, checked against its `uci` answer
     // once the engine is known; the builtin engine's (and a spar build's) are registered.
-    let external = args.each.iter().any(|w| w.starts_with("cmd="));
+    let external = args
+        .each
+        .iter()
+        .chain(&args.engine)
+        .any(|w| w.starts_with("cmd="));
     let mut params: Vec<SpsaParam> = match &args.params {
         Some(path) => spsa_params::load(path, external).map_err(CliError::usage)?,
         None => Vec::new(),
@@ -149,12 +164,16 @@ pub fn run(args: TuneArgs) -> CliResult {
         return Err(CliError::usage("--pairs-per-iteration must be at least 1"));
     }
     let engines = EngineArgs {
-        engines: Vec::new(),
+        engines: if args.engine.is_empty() {
+            Vec::new()
+        } else {
+            vec![args.engine.clone()]
+        },
         each: args.each.clone(),
     };
     let (plan, run) = MatchPlan::build(&PlanRequest {
         engines: &engines,
-        seats: 0..=0,
+        seats: 0..=1,
         example: "--each nodes=5000",
         run: &args.run,
         games: None,
@@ -212,6 +231,15 @@ pub fn run(args: TuneArgs) -> CliResult {
         run.build_variants(args.run.quiet)?;
     }
     let variant = run.variants[0].clone();
+    let fixed = variant
+        .options
+        .iter()
+        .find(|(o, _)| params.iter().any(|p| p.name.eq_ignore_ascii_case(o)));
+    if let (Source::Uci { .. }, Some((name, value))) = (&variant.source, fixed) {
+        return Err(CliError::usage(format!(
+            "option.{name}={value} fixes a parameter that is tuned: drop the word or the parameter"
+        )));
+    }
     match &variant.source {
         Source::Uci { .. } => check_uci_options(&variant, &params, run.stall_timeout)?,
         _ if variant.evaluation == Evaluation::Nnue => {

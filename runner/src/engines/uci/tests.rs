@@ -485,8 +485,12 @@ fn option_and_info_parsing() {
         (o.name.as_str(), o.kind.as_str(), o.default.as_deref()),
         ("Move Overhead", "spin", Some("10"))
     );
+    assert_eq!((o.min, o.max), (Some(0), Some(5000)));
+    let o = parse_option("option name backward_eg type spin default -8 min -100 max 100").unwrap();
+    assert_eq!((o.min, o.max), (Some(-100), Some(100)));
     let o = parse_option("option name SyzygyPath type string default <empty>").unwrap();
     assert_eq!(o.default.as_deref(), Some("<empty>"));
+    assert_eq!((o.min, o.max), (None, None));
     let o =
         parse_option("option name Style type combo default Normal var Solid var Normal").unwrap();
     assert_eq!(o.default.as_deref(), Some("Normal"));
