@@ -596,3 +596,33 @@ fn external_engine_options_are_checked_before_any_game() {
         assert!(!d.join("run.csv").exists(), "{line}: no trajectory before the check");
     }
 }
+
+#[test]
+fn an_external_engine_that_hangs_at_uci_is_one_line() {
+    if !Path::new("/bin/sleep").exists() {
+        missing_client(
+            "an_external_engine_that_hangs_at_uci_is_one_line",
+            "/bin/sleep is missing",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Never answers `uci` (the startup timeout is 10 s).
+    let o = run_in(
+        dir.path(),
+        &[
+            "tune",
+            "--param",
+            "rfp_margin",
+            "--engine",
+            "cmd=/bin/sleep",
+            "args=60",
+            "--each",
+            "nodes=300",
+            "--csv",
+            "run.csv",
+        ],
+    );
+    usage_error(&o, "did not answer 'uci' with 'uciok' within 10.0s");
+    assert!(!dir.path().join("run.csv").exists());
+}
