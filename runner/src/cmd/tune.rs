@@ -231,6 +231,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         run.build_variants(args.run.quiet)?;
     }
     let variant = run.variants[0].clone();
+    let external_engine = matches!(variant.source, Source::Uci { .. });
     let fixed = variant
         .options
         .iter()
@@ -344,19 +345,30 @@ pub fn run(args: TuneArgs) -> CliResult {
         .collect();
     let elapsed = started.elapsed().as_secs_f64();
     let played = games - games_before;
+    let values = if external_engine {
+        // An external engine takes the values as UCI options (the Rust form is spar's).
+        format!(
+            "\nParameter values (`name, value`):\n{}\nUCI:\n{}",
+            report::openbench_lines(&finals),
+            report::setoption_lines(&finals)
+        )
+    } else {
+        format!(
+            "\nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
+             \nUCI:\n{}\
+             \nRust:\n{}",
+            report::openbench_lines(&finals),
+            report::setoption_lines(&finals),
+            report::rust_constants(&finals)
+        )
+    };
     let text = format!(
-        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}\n\
-         \nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
-         \nUCI:\n{}\
-         \nRust:\n{}",
+        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}\n{values}",
         gains.iterations,
         played as f64 / elapsed.max(1e-9),
         tally.wins,
         tally.draws,
         tally.losses,
-        report::openbench_lines(&finals),
-        report::setoption_lines(&finals),
-        report::rust_constants(&finals)
     );
     // The values are written even when standard output is gone.
     let printed = stdout::print(&text);
