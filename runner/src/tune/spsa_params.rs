@@ -66,7 +66,7 @@ fn parse_fields(line: &str) -> Result<SpsaParam, String> {
                 "int" => {}
                 "float" => {
                     return Err(format!(
-                        "'{}' is declared float, but the builtin engine's parameters are integers: write int",
+                        "'{}' is declared float, but the tuned parameters are integers (the builtin engine's, UCI spin options): write int",
                         fields[0]
                     ))
                 }
