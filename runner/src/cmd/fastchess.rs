@@ -122,6 +122,8 @@ pub fn translate(args: &[String]) -> CliResult<Translation> {
     }
     let mut out: Vec<String> = Vec::new();
     let mut engines = 0;
+    // fastchess plays one game at a time unless told otherwise.
+    let mut concurrency: usize = 1;
     let mut rounds: u64 = 2;
     let mut games: u64 = 2;
     let mut sprt: Option<Vec<String>> = None;
@@ -144,8 +146,7 @@ pub fn translate(args: &[String]) -> CliResult<Translation> {
             }
             "each" => push(&mut out, "--each", engine_words(o, values)?),
             "concurrency" => {
-                let n: usize = number(o, single(o, values)?)?;
-                push(&mut out, "--concurrency", vec![n.to_string()]);
+                concurrency = number(o, single(o, values)?)?;
             }
             "force-concurrency" => flag(o, values)?,
             "rounds" => rounds = number(o, single(o, values)?)?,
@@ -365,6 +366,7 @@ pub fn translate(args: &[String]) -> CliResult<Translation> {
     let mut argv = vec![if sprt.is_some() { "sprt" } else { "match" }.to_string()];
     argv.extend(out);
     argv.extend(["--games".to_string(), total.to_string()]);
+    argv.extend(["--concurrency".to_string(), concurrency.to_string()]);
     argv.extend(["--output".to_string(), output]);
     argv.push(if recover { "--recover" } else { "--no-recover" }.to_string());
     if let Some(words) = sprt {
@@ -400,7 +402,7 @@ mod tests {
             t("-engine name=a plies=3 -engine name=b -each nodes=100 -rounds 3 -repeat -srand 5")
                 .unwrap();
         let want = "match --engine name=a depth=3 --engine name=b --each nodes=100 --seed 5 \
-                    --games 6 --output fastchess --no-recover";
+                    --games 6 --concurrency 1 --output fastchess --no-recover";
         assert_eq!(
             got,
             Translation::Run(want.split_whitespace().map(String::from).collect())
