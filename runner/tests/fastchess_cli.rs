@@ -39,10 +39,59 @@ fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
              --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --output cutechess --no-recover",
         ),
     ));
-    assert_eq!(fc, sp);
+    // fastchess's per-game lines, then the summary spar match prints.
+    let is_game_line = |l: &&str| l.starts_with("Started game") || l.starts_with("Finished game");
+    let lines: Vec<&str> = fc.lines().take_while(is_game_line).collect();
+    let summary: String = fc
+        .lines()
+        .skip(lines.len())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(summary, sp);
     let pgn = games_of(&dir.path().join("fc.pgn"));
     assert_eq!(pgn.matches("[Result ").count(), 6, "{pgn}");
     assert_eq!(pgn, games_of(&dir.path().join("sp.pgn")));
+    // Game N of the lines is the PGN's N-th game: same players, same result.
+    assert_eq!(lines.len(), 12, "{fc}");
+    let results: Vec<&str> = pgn
+        .split("[Result \"")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect();
+    for (k, result) in results.iter().enumerate() {
+        let n = k + 1;
+        let (white, black) = if k % 2 == 0 {
+            ("dev", "base")
+        } else {
+            ("base", "dev")
+        };
+        assert_eq!(
+            lines[2 * k],
+            format!("Started game {n} of 6 ({white} vs {black})")
+        );
+        let finished = format!("Finished game {n} ({white} vs {black}): {result} {{");
+        assert!(
+            lines[2 * k + 1].starts_with(&finished),
+            "{}",
+            lines[2 * k + 1]
+        );
+        assert!(lines[2 * k + 1].ends_with('}'), "{}", lines[2 * k + 1]);
+    }
+}
+
+#[test]
+fn finished_lines_give_fastchess_reasons() {
+    let out = ok(&run(&argv(
+        "fastchess -engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -maxmoves 5",
+    )));
+    let finished: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Finished game"))
+        .collect();
+    assert_eq!(finished.len(), 4, "{out}");
+    for l in finished {
+        assert!(l.ends_with(": 1/2-1/2 {Draw by adjudication}"), "{l}");
+    }
 }
 
 #[test]

@@ -3,7 +3,11 @@
 //! line and turns it into the argv of `spar match` or `spar sprt` (docs/compat.md lists
 //! every option: mapped, honoured without effect, or refused).
 
+use engine::types::GameResult;
+
 use crate::error::{CliError, CliResult};
+use crate::play::game::{PlayedGame, Termination};
+use crate::play::schedule::PairOutcome;
 
 /// What a fastchess command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -369,10 +373,59 @@ pub fn translate(args: &[String]) -> CliResult<Translation> {
     argv.extend(["--concurrency".to_string(), concurrency.to_string()]);
     argv.extend(["--output".to_string(), output]);
     argv.push(if recover { "--recover" } else { "--no-recover" }.to_string());
+    argv.push("--game-lines".to_string());
     if let Some(words) = sprt {
         argv.extend(words);
     }
     Ok(Translation::Run(argv))
+}
+
+/// The reason of a game's end in fastchess's words (`White mates`, `Draw by 3-fold
+/// repetition`, `Black wins by adjudication`, `White loses on time`, …).
+pub fn reason(game: &PlayedGame) -> String {
+    let (winner, loser) = match game.outcome {
+        GameResult::WhiteWins => ("White", "Black"),
+        GameResult::BlackWins => ("Black", "White"),
+        GameResult::Draw => ("", ""),
+    };
+    match game.termination {
+        Termination::Checkmate => format!("{winner} mates"),
+        Termination::Stalemate => "Draw by stalemate".to_string(),
+        Termination::Repetition => "Draw by 3-fold repetition".to_string(),
+        Termination::FiftyMoves => "Draw by fifty moves rule".to_string(),
+        Termination::InsufficientMaterial => "Draw by insufficient mating material".to_string(),
+        Termination::ResignAdjudication => format!("{winner} wins by adjudication"),
+        Termination::DrawAdjudication | Termination::MaxMoves => "Draw by adjudication".to_string(),
+        // Already in fastchess's words (`… by adjudication: SyzygyTB`).
+        Termination::TablebaseAdjudication => game.reason.clone(),
+        Termination::TimeForfeit => format!("{loser} loses on time"),
+        Termination::Crash => format!("{loser} disconnects"),
+        Termination::Stall => format!("{loser}'s connection stalls"),
+        Termination::IllegalMove => format!("{loser} makes an illegal move"),
+    }
+}
+
+/// fastchess's lines for the two games of a pair, numbered as fastchess numbers them (round
+/// k + 1 plays games 2k + 1 and 2k + 2, the first with `names[0]` as White):
+/// `Started game N of M (A vs B)` and `Finished game N (A vs B): RESULT {reason}`.
+pub fn game_lines(pair: &PairOutcome, names: [&str; 2], total: Option<u64>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (g, game) in pair.games.iter().enumerate() {
+        let n = 2 * pair.pair + g as u64 + 1;
+        let (white, black) = if g == 0 {
+            (names[0], names[1])
+        } else {
+            (names[1], names[0])
+        };
+        let of = total.map_or_else(|| "?".to_string(), |t| t.to_string());
+        lines.push(format!("Started game {n} of {of} ({white} vs {black})"));
+        lines.push(format!(
+            "Finished game {n} ({white} vs {black}): {} {{{}}}",
+            game.outcome.pgn(),
+            reason(game)
+        ));
+    }
+    lines
 }
 
 /// Prints the version line, or hands the translated argv to `run` (spar's own parser and
@@ -402,7 +455,7 @@ mod tests {
             t("-engine name=a plies=3 -engine name=b -each nodes=100 -rounds 3 -repeat -srand 5")
                 .unwrap();
         let want = "match --engine name=a depth=3 --engine name=b --each nodes=100 --seed 5 \
-                    --games 6 --concurrency 1 --output fastchess --no-recover";
+                    --games 6 --concurrency 1 --output fastchess --no-recover --game-lines";
         assert_eq!(
             got,
             Translation::Run(want.split_whitespace().map(String::from).collect())
