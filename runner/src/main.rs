@@ -98,9 +98,17 @@ fn run(cli: Cli) -> CliResult {
 /// spar's own command line.
 fn fastchess(args: &[String]) -> CliResult {
     cmd::fastchess::run(args, |argv| {
-        run(Cli::parse_from(
-            std::iter::once("spar".to_string()).chain(argv),
-        ))
+        let cli =
+            Cli::try_parse_from(std::iter::once("spar".to_string()).chain(argv)).map_err(|e| {
+                // One line, as every refusal of the personality.
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                error::CliError::usage(format!(
+                    "fastchess: {}",
+                    first.trim_start_matches("error: ")
+                ))
+            })?;
+        run(cli)
     })
 }
 

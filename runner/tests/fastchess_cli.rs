@@ -177,6 +177,10 @@ fn refused_options_are_one_line_and_exit_2() {
         "-tbpieces 5",
         "-sprt elo0=0 elo1=5 bogus=1",
         "-bogus",
+        "-maxmoves many",
+        "-concurrency -3",
+        "-sprt elo0=x elo1=5",
+        "-engine name=c",
     ] {
         let line = format!("fastchess {two} {extra}");
         let o = run(&argv(&line));

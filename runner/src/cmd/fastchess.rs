@@ -217,7 +217,10 @@ pub fn translate(args: &[String]) -> CliResult<Translation> {
             }
             "resign" => push(&mut out, "--resign", values.clone()),
             "draw" => push(&mut out, "--draw", values.clone()),
-            "maxmoves" => push(&mut out, "--maxmoves", vec![single(o, values)?.to_string()]),
+            "maxmoves" => {
+                let n: u32 = number(o, single(o, values)?)?;
+                push(&mut out, "--maxmoves", vec![n.to_string()]);
+            }
             "recover" => {
                 flag(o, values)?;
                 recover = true;
