@@ -494,6 +494,54 @@ mod tests {
     }
 
     #[test]
+    fn reasons_in_fastchess_words() {
+        let game = |outcome, termination| PlayedGame {
+            start_fen: String::new(),
+            chess960: false,
+            moves: Vec::new(),
+            outcome,
+            termination,
+            reason: "Draw by adjudication: SyzygyTB".to_string(),
+            nodes: [0, 0],
+            duration: std::time::Duration::ZERO,
+        };
+        let (w, b, d) = (
+            GameResult::WhiteWins,
+            GameResult::BlackWins,
+            GameResult::Draw,
+        );
+        for (outcome, termination, want) in [
+            (b, Termination::Checkmate, "Black mates"),
+            (d, Termination::Stalemate, "Draw by stalemate"),
+            (d, Termination::Repetition, "Draw by 3-fold repetition"),
+            (d, Termination::FiftyMoves, "Draw by fifty moves rule"),
+            (
+                d,
+                Termination::InsufficientMaterial,
+                "Draw by insufficient mating material",
+            ),
+            (
+                w,
+                Termination::ResignAdjudication,
+                "White wins by adjudication",
+            ),
+            (d, Termination::DrawAdjudication, "Draw by adjudication"),
+            (d, Termination::MaxMoves, "Draw by adjudication"),
+            (
+                d,
+                Termination::TablebaseAdjudication,
+                "Draw by adjudication: SyzygyTB",
+            ),
+            (w, Termination::TimeForfeit, "Black loses on time"),
+            (b, Termination::Crash, "White disconnects"),
+            (w, Termination::Stall, "Black's connection stalls"),
+            (b, Termination::IllegalMove, "White makes an illegal move"),
+        ] {
+            assert_eq!(reason(&game(outcome, termination)), want);
+        }
+    }
+
+    #[test]
     fn refusals_are_one_line() {
         for line in [
             "-engine name=a -engine name=b -games 1",
