@@ -63,6 +63,13 @@ enum Command {
     Merge(cmd::merge::MergeArgs),
     /// Where a cluster run (or a local results CSV) stands; --html writes a live page.
     Status(cmd::status::StatusArgs),
+    /// fastchess's command line (`-engine … -rounds N -games 2 …`) run as `spar match`/`sprt`;
+    /// also spar's behaviour under a program name starting with `fastchess` (docs/compat.md).
+    Fastchess {
+        /// fastchess's options, single-dash.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -83,12 +90,43 @@ fn run(cli: Cli) -> CliResult {
         Command::Shard(args) => cmd::shard::run(args),
         Command::Merge(args) => cmd::merge::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Fastchess { args } => fastchess(&args),
     }
 }
 
+/// The fastchess personality: fastchess's arguments translated, then parsed and run as
+/// spar's own command line.
+fn fastchess(args: &[String]) -> CliResult {
+    cmd::fastchess::run(args, |argv| {
+        let cli =
+            Cli::try_parse_from(std::iter::once("spar".to_string()).chain(argv)).map_err(|e| {
+                // One line, as every refusal of the personality.
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                error::CliError::usage(format!(
+                    "fastchess: {}",
+                    first.trim_start_matches("error: ")
+                ))
+            })?;
+        run(cli)
+    })
+}
+
 fn main() {
-    let cli = Cli::parse();
-    if let Err(err) = run(cli) {
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let result = if argv
+        .first()
+        .is_some_and(|a| cmd::fastchess::is_personality(a))
+    {
+        fastchess(&argv[1..])
+    } else if argv.get(1).map(String::as_str) == Some("fastchess") {
+        fastchess(&argv[2..])
+    } else {
+        run(Cli::parse())
+    };
+    if let Err(err) = result {
         if !err.message.is_empty() {
             // One line, whatever a message carries (an engine's stderr, a tool's output).
             let line: Vec<&str> = err

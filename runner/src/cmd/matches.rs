@@ -67,6 +67,11 @@ pub struct MatchArgs {
     sprt: SprtArgs,
     #[command(flatten)]
     slurm: SlurmArgs,
+    /// Print fastchess's per-game lines on stdout (`Started game N of M (A vs B)`,
+    /// `Finished game N (A vs B): RESULT {reason}`), in game order; `spar fastchess` sets it.
+    #[arg(long, hide = true)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    game_lines: bool,
 }
 
 /// Games `spar match` plays without `--games`.
@@ -98,6 +103,11 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
 /// of a cluster run.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     if args.slurm.slurm {
+        if args.game_lines {
+            return Err(CliError::usage(
+                "--game-lines does not apply to --slurm: the shards play the games",
+            ));
+        }
         return coordinate(args, is_sprt);
     }
     args.slurm.check_local()?;
@@ -150,6 +160,7 @@ pub fn run_shard(args: serde_json::Value, is_sprt: bool, shard: &ShardRun) -> Cl
     let i = shard.index;
     args.run.concurrency = Some(shard.concurrency);
     args.run.quiet = true;
+    args.game_lines = false;
     args.slurm = SlurmArgs::default();
     let dump = args.files.dump_positions.take().map(|words| {
         let mut w = vec![crate::cluster::shard_positions(dir, i)
@@ -407,6 +418,14 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
                 if let Err(e) = files.write_pair(&pair, &variants) {
                     *failure.borrow_mut() = Some(e);
                     return Control::Stop;
+                }
+                if args.game_lines {
+                    let lines =
+                        crate::cmd::fastchess::game_lines(&pair, names, end_pair.map(|p| 2 * p));
+                    if let Err(e) = stdout::print_lines(&lines) {
+                        *failure.borrow_mut() = Some(e);
+                        return Control::Stop;
+                    }
                 }
                 let summaries = summary::pair_summaries(&pair);
                 tally.add_pair(summaries);

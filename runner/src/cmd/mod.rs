@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod datagen;
+pub mod fastchess;
 pub mod matches;
 pub mod merge;
 pub mod params;

@@ -1,0 +1,193 @@
+//! The fastchess personality: `spar fastchess …` and spar under a `fastchess*` program name
+//! run fastchess's command line as the equivalent `spar match`/`sprt`.
+
+mod common;
+
+use common::{argv, ok, run, run_in, stderr, stdout};
+
+/// The words of a PGN without what depends on the clock: the tags that name the moment a
+/// game was played and the measured time of each move (`0.004s,`).
+fn games_of(pgn: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(pgn).unwrap();
+    let is_time = |w: &str| {
+        w.trim_end_matches(',')
+            .strip_suffix('s')
+            .is_some_and(|t| t.contains('.') && t.parse::<f64>().is_ok())
+    };
+    text.lines()
+        .filter(|l| !l.starts_with("[Date") && !l.starts_with("[Time"))
+        .flat_map(str::split_whitespace)
+        .filter(|w| !is_time(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
+    let dir = tempfile::tempdir().unwrap();
+    let fc = ok(&run_in(
+        dir.path(),
+        &argv(
+            "fastchess -engine name=dev option.rfp_margin=120 -engine name=base -each nodes=300 \
+             -rounds 3 -games 2 -srand 7 -concurrency 2 -pgnout file=fc.pgn -output format=cutechess",
+        ),
+    ));
+    let sp = ok(&run_in(
+        dir.path(),
+        &argv(
+            "match --engine name=dev option.rfp_margin=120 --engine name=base --each nodes=300 \
+             --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --output cutechess --no-recover",
+        ),
+    ));
+    // fastchess's per-game lines, then the summary spar match prints.
+    let is_game_line = |l: &&str| l.starts_with("Started game") || l.starts_with("Finished game");
+    let lines: Vec<&str> = fc.lines().take_while(is_game_line).collect();
+    let summary: String = fc
+        .lines()
+        .skip(lines.len())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(summary, sp);
+    let pgn = games_of(&dir.path().join("fc.pgn"));
+    assert_eq!(pgn.matches("[Result ").count(), 6, "{pgn}");
+    assert_eq!(pgn, games_of(&dir.path().join("sp.pgn")));
+    // Game N of the lines is the PGN's N-th game: same players, same result.
+    assert_eq!(lines.len(), 12, "{fc}");
+    let results: Vec<&str> = pgn
+        .split("[Result \"")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect();
+    for (k, result) in results.iter().enumerate() {
+        let n = k + 1;
+        let (white, black) = if k % 2 == 0 {
+            ("dev", "base")
+        } else {
+            ("base", "dev")
+        };
+        assert_eq!(
+            lines[2 * k],
+            format!("Started game {n} of 6 ({white} vs {black})")
+        );
+        let finished = format!("Finished game {n} ({white} vs {black}): {result} {{");
+        assert!(
+            lines[2 * k + 1].starts_with(&finished),
+            "{}",
+            lines[2 * k + 1]
+        );
+        assert!(lines[2 * k + 1].ends_with('}'), "{}", lines[2 * k + 1]);
+    }
+}
+
+#[test]
+fn finished_lines_give_fastchess_reasons() {
+    let out = ok(&run(&argv(
+        "fastchess -engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -maxmoves 5",
+    )));
+    let finished: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Finished game"))
+        .collect();
+    assert_eq!(finished.len(), 4, "{out}");
+    for l in finished {
+        assert!(l.ends_with(": 1/2-1/2 {Draw by adjudication}"), "{l}");
+    }
+}
+
+#[test]
+fn an_external_engine_by_cmd_and_args() {
+    let spar = env!("CARGO_BIN_EXE_spar");
+    let line = format!(
+        "fastchess -engine cmd={spar} args=uci name=ext proto=uci -engine name=base \
+         -each nodes=300 -rounds 1 -repeat -recover"
+    );
+    let out = ok(&run(&argv(&line)));
+    assert!(out.contains("Games: 2,"), "{out}");
+}
+
+#[test]
+fn a_symlink_named_fastchess_ob_speaks_fastchess() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("fastchess-ob");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_spar"), &link).unwrap();
+    let version = std::process::Command::new(&link)
+        .arg("-version")
+        .output()
+        .unwrap();
+    let line = ok(&version);
+    assert!(line.starts_with("fastchess 1.8.1 "), "{line}");
+    assert!(line.contains("spar"), "{line}");
+    let o = std::process::Command::new(&link)
+        .args(argv(
+            "-engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -concurrency 1",
+        ))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(out.contains("Games: 4,"), "{out}");
+}
+
+#[test]
+fn version_under_the_subcommand() {
+    for flag in ["-version", "--version"] {
+        let out = ok(&run(&["fastchess", flag]));
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(out.starts_with("fastchess 1.8.1 (spar "), "{out}");
+    }
+}
+
+#[test]
+fn an_sprt_stops_at_rounds_times_games() {
+    let out = ok(&run(&argv(
+        "fastchess -engine name=a -engine name=b -each nodes=200 -rounds 2 -games 2 \
+         -sprt elo0=0 elo1=5 alpha=0.05 beta=0.05 model=normalized -concurrency 1",
+    )));
+    assert!(out.contains("Games: 4,"), "{out}");
+}
+
+#[test]
+fn refused_options_are_one_line_and_exit_2() {
+    let two = "-engine name=a -engine name=b -each nodes=100";
+    for extra in [
+        "-games 1",
+        "-games 3",
+        "-noswap",
+        "-reverse",
+        "-wait 10",
+        "-log file=x.log level=info",
+        "-config file=c.json",
+        "-epdout file=x.epd",
+        "-report penta=true",
+        "-event E",
+        "-site S",
+        "-seeds 1",
+        "-tournament gauntlet",
+        "-quick cmd=a cmd=b book=c",
+        "-testEnv",
+        "-strict",
+        "-help",
+        "-pgnout file=x.pgn nodes=true",
+        "-pgnout file=x.pgn match_line=info",
+        "-pgnout nodes=false",
+        "-openings file=b.epd policy=encounter",
+        "-engine name=c restart=on",
+        "-variant fischerandom",
+        "-variant crazyhouse",
+        "-tbpieces 5",
+        "-sprt elo0=0 elo1=5 bogus=1",
+        "-bogus",
+        "-maxmoves many",
+        "-concurrency -3",
+        "-sprt elo0=x elo1=5",
+        "-engine name=c",
+    ] {
+        let line = format!("fastchess {two} {extra}");
+        let o = run(&argv(&line));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{line}: {err}");
+        assert!(err.starts_with("spar: error: fastchess"), "{line}: {err}");
+        assert!(stdout(&o).is_empty(), "{line}");
+    }
+}
