@@ -1,4 +1,4 @@
-//! `spar status RUN_DIR | RESULTS.csv [--html FILE]`: where a run stands.
+//! `spar status RUN_DIR | RESULTS.csv | TUNE.csv [--html FILE]`: where a run stands.
 
 use std::path::PathBuf;
 
@@ -9,18 +9,23 @@ use crate::files::atomic::write_atomically;
 use crate::files::paths::PathCheck;
 use crate::files::run_record;
 use crate::stdout;
+use crate::tune;
 
 /// Show where a run stands: games, W-L-D, Elo, LLR and bounds, ETA, and one line per shard
 /// (flagged when stalled or failed). Takes a cluster run's directory or a local run's
-/// results CSV.
+/// results CSV. For a tune's trajectory (`spar tune --csv`): iterations, games/s, ETA, and
+/// per parameter its θ, range, distance in c_end, averaged θ and whether it moves with
+/// signal or drifts in noise; the page draws every parameter's trajectory.
 ///
 ///   spar status /shared/run1
 ///   spar status /shared/run1 --html status.html
 ///   spar status results.csv
+///   spar status tune.csv --html tune.html
 #[derive(clap::Args, Debug, Clone)]
 #[command(verbatim_doc_comment)]
 pub struct StatusArgs {
-    /// A cluster run directory, or a results CSV of `spar match|sprt --results`.
+    /// A cluster run directory, a results CSV of `spar match|sprt --results`, or a
+    /// trajectory CSV of `spar tune --csv`.
     run: PathBuf,
     /// Also write a self-contained HTML page (charts of the LLR and Elo over games); it
     /// reloads itself while the run is live.
@@ -41,6 +46,9 @@ pub fn run(args: StatusArgs) -> CliResult {
             "{} {why}: give a --run-dir or a --results CSV",
             args.run.display()
         )));
+    }
+    if !is_dir && tune::status::is_trajectory(&args.run) {
+        return run_tune(&args);
     }
     // Before any work: --html may be no file the run owns or reads.
     if let Some(path) = &args.html {
@@ -68,4 +76,26 @@ pub fn run(args: StatusArgs) -> CliResult {
         })?;
     }
     stdout::print_lines(&snapshot.lines())
+}
+
+/// `spar status TUNE.csv`: a tune's trajectory and its run record.
+fn run_tune(args: &StatusArgs) -> CliResult {
+    if let Some(path) = &args.html {
+        PathCheck::new()
+            .input("trajectory", &args.run)
+            .input("trajectory record", run_record::path_for(&args.run))
+            .input(
+                "trajectory lock",
+                crate::files::lock::lock_file_for(&args.run),
+            )
+            .output("--html", path)
+            .check()?;
+    }
+    let view = tune::status::from_csv(&args.run)?;
+    if let Some(path) = &args.html {
+        write_atomically(path, &tune::status::html(&view)).map_err(|e| {
+            CliError::failure(format!("cannot write --html {}: {e}", path.display()))
+        })?;
+    }
+    stdout::print_lines(&tune::status::lines(&view))
 }

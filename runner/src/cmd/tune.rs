@@ -25,7 +25,7 @@ use crate::tune::selfplay::SelfPlay;
 use crate::tune::spsa::Spsa;
 use crate::tune::spsa_params::{self, SpsaParam};
 use crate::tune::trajectory::{self, Row, Trajectory};
-use crate::tune::{plot, report};
+use crate::tune::{self, plot, report};
 
 /// Tune parameters of the builtin engine, or the spin options of an external UCI engine,
 /// by SPSA self-play, as OpenBench does.
@@ -38,6 +38,8 @@ use crate::tune::{plot, report};
 ///
 ///   spar tune --plot run.csv                 (writes run.svg)
 ///
+///   spar tune --params spsa.txt --each nodes=5000 --probe   (preflight: is c_end measurable?)
+///
 /// `--params FILE` takes OpenBench lines `name, int, start, min, max, c_end, r_end` (as
 /// `spar params --search` prints them) or fishtest lines `name, start, min, max, c_end,
 /// r_end`; `--param NAME` takes a parameter's registered default, range and step sizes.
@@ -45,6 +47,8 @@ use crate::tune::{plot, report};
 /// `setoption` before each game; each is checked against the engine's `uci` answer first.
 /// Each iteration plays --pairs-per-iteration game pairs (in parallel) between θ + c_k·Δ
 /// and θ − c_k·Δ for a random ±1 vector Δ, then moves θ by r_k·c_k·(W − L)·Δ.
+/// At the end the averaged θ over the last quarter of the iterations is printed beside the
+/// last iterate, with an error bar per parameter; `spar status run.csv` shows a run's state.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct TuneArgs {
@@ -90,9 +94,19 @@ pub struct TuneArgs {
     /// Continue an interrupted run from its --csv file (same command otherwise).
     #[arg(long, requires = "csv")]
     resume: bool,
-    /// Write the final values as `name, value` lines (load with `--engine … params=FILE`).
+    /// Write the final values as `name, value` lines (load with `--engine … params=FILE`):
+    /// the averaged θ over the last quarter of the iterations, rounded (the last iterate
+    /// is printed beside it).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Instead of tuning, a preflight: per parameter a match of θ + c_end against θ − c_end
+    /// (the others at their start), its Elo gap ± error, flags for steps too small to
+    /// measure or without effect, and suggested c_end, r_end and game budget.
+    #[arg(long, conflicts_with_all = ["csv", "resume", "out", "plot"])]
+    probe: bool,
+    /// With --probe: games per parameter (pairs: each opening once per colour).
+    #[arg(long, value_name = "N", requires = "probe", default_value_t = tune::probe::DEFAULT_GAMES)]
+    probe_games: u64,
     /// Draw the trajectory in this CSV as an SVG instead of tuning.
     #[arg(long, value_name = "CSV", conflicts_with_all = ["params", "param", "resume", "out"])]
     plot: Option<PathBuf>,
@@ -265,9 +279,17 @@ pub fn run(args: TuneArgs) -> CliResult {
         );
     }
     let (adjudication, book) = (plan.adjudication, run.book);
+    if args.probe {
+        let pairs = tune::probe::check_games(args.probe_games)?;
+        let selfplay = SelfPlay::new(concurrency, variant, adjudication, book, run.stall_timeout)?;
+        return run_probe(&selfplay, &params, pairs, concurrency, pairs_per, quiet);
+    }
 
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    let starts: Vec<f64> = params.iter().map(|p| p.start).collect();
     let mut spsa = Spsa::new(params, gains, plan.seed);
+    // The whole trajectory, for the averaged θ at the end.
+    let mut history: Vec<Row> = Vec::new();
     let mut done = 0u64;
     let mut games = 0u64;
     let mut csv = None;
@@ -279,6 +301,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             spsa.set_theta(&last.theta);
             done = last.iteration;
             games = last.games;
+            history = rows.clone();
             if !quiet && done > 0 {
                 eprintln!(
                     "Resuming after iteration {done} ({games} games) from {}",
@@ -296,7 +319,22 @@ pub fn run(args: TuneArgs) -> CliResult {
             };
             csv = Some(Trajectory::create(path, &names, &start).map_err(CliError::usage)?);
         }
-        run_record::write("--csv", path, "tune", &fields, serde_json::Map::new())?;
+        // When this session started, for `spar status`'s games/s (not compared on resume).
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            tune::status::SESSION_KEY.into(),
+            tune::status::session_record(games),
+        );
+        run_record::write("--csv", path, "tune", &fields, extra)?;
+    }
+    if history.is_empty() {
+        history.push(Row {
+            iteration: 0,
+            games: 0,
+            theta: spsa.theta().to_vec(),
+            c: None,
+            r: None,
+        });
     }
 
     let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
@@ -318,50 +356,31 @@ pub fn run(args: TuneArgs) -> CliResult {
         tally += s;
         games += s.games();
         done = k;
+        let row = Row {
+            iteration: k,
+            games,
+            theta: spsa.theta().to_vec(),
+            c: Some(p.c.clone()),
+            r: Some(p.r.clone()),
+        };
         if let Some(t) = &mut csv {
-            let row = Row {
-                iteration: k,
-                games,
-                theta: spsa.theta().to_vec(),
-                c: Some(p.c.clone()),
-                r: Some(p.r.clone()),
-            };
             if let Err(e) = t.append(&row) {
                 failure = Some(e);
                 break;
             }
             kill_point::record_written();
         }
+        history.push(row);
         progress.set_position(k);
         progress.set_message(&theta_line(&names, spsa.theta()));
     }
     progress.finish();
     let interrupted = abort.load(Ordering::SeqCst);
 
-    let finals: Vec<(String, i64)> = names
-        .iter()
-        .zip(spsa.theta())
-        .map(|(n, &t)| (n.clone(), t.round() as i64))
-        .collect();
+    // The averaged θ (what --out writes) beside the last iterate.
+    let (values, finals) = report::tune_values(&names, &starts, &history, external_engine);
     let elapsed = started.elapsed().as_secs_f64();
     let played = games - games_before;
-    let values = if external_engine {
-        // An external engine takes the values as UCI options (the Rust form is spar's).
-        format!(
-            "\nParameter values (`name, value`):\n{}\nUCI:\n{}",
-            report::openbench_lines(&finals),
-            report::setoption_lines(&finals)
-        )
-    } else {
-        format!(
-            "\nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
-             \nUCI:\n{}\
-             \nRust:\n{}",
-            report::openbench_lines(&finals),
-            report::setoption_lines(&finals),
-            report::rust_constants(&finals)
-        )
-    };
     let text = format!(
         "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}\n{values}",
         gains.iterations,
@@ -480,4 +499,32 @@ fn theta_line(names: &[String], theta: &[f64]) -> String {
         .map(|(n, t)| format!("{n} {t:.2}"))
         .collect();
     values.join("  ")
+}
+
+/// `spar tune --probe`: plays the probe and prints its report.
+fn run_probe(
+    selfplay: &SelfPlay,
+    params: &[SpsaParam],
+    pairs: u64,
+    threads: usize,
+    pairs_per_iteration: u64,
+    quiet: bool,
+) -> CliResult {
+    let abort = interrupt::on_ctrl_c("stopping the probe");
+    let total = 2 * pairs * params.len() as u64;
+    let progress = Progress::new(quiet, "games", Some(total), 0);
+    let (rows, stopped) = tune::probe::play(selfplay, params, pairs, threads, &abort, &progress)?;
+    progress.finish();
+    stdout::print_lines(&tune::probe::lines(&rows, pairs, pairs_per_iteration))?;
+    if stopped {
+        return Err(CliError {
+            message: format!(
+                "interrupted: {} of {} parameters probed",
+                rows.len(),
+                params.len()
+            ),
+            code: 130,
+        });
+    }
+    Ok(())
 }

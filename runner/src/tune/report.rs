@@ -6,6 +6,9 @@ use std::fmt::Write;
 
 use engine::params::{Params, TUNABLES};
 
+use super::average;
+use super::trajectory::Row;
+
 /// `name, value` lines, one per parameter.
 pub fn openbench_lines(values: &[(String, i64)]) -> String {
     values.iter().map(|(n, v)| format!("{n}, {v}\n")).collect()
@@ -25,6 +28,58 @@ pub fn rust_constants(values: &[(String, i64)]) -> String {
         .iter()
         .map(|(n, v)| format!("const {}: i32 = {v};\n", n.to_uppercase()))
         .collect()
+}
+
+/// The values printed at the end of `spar tune`: the table of the averaged θ beside the
+/// last iterate ([`average`]), the averaged θ rounded as OpenBench lines, `setoption` lines
+/// and (for spar's own engine, not an `external` one) Rust constants, then the last
+/// iterate's OpenBench lines. `rows` is the whole trajectory (row 0 the start). Returns the
+/// text and the averaged values (what `--out` writes).
+pub fn tune_values(
+    names: &[String],
+    start: &[f64],
+    rows: &[Row],
+    external: bool,
+) -> (String, Vec<(String, i64)>) {
+    let last: Vec<(String, i64)> = match rows.last() {
+        Some(r) => names
+            .iter()
+            .zip(&r.theta)
+            .map(|(n, &t)| (n.clone(), t.round() as i64))
+            .collect(),
+        None => Vec::new(),
+    };
+    let Some(avg) = average::average(rows) else {
+        return (String::new(), last);
+    };
+    let finals = avg.rounded(names);
+    let mut text = String::from("\n");
+    for line in average::table(names, start, &avg) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let form = if external {
+        "`name, value`"
+    } else {
+        "OpenBench, `--engine … params=FILE`"
+    };
+    let _ = write!(
+        text,
+        "\nParameter values, averaged ({form}; what --out writes):\n{}\nUCI:\n{}",
+        openbench_lines(&finals),
+        setoption_lines(&finals)
+    );
+    // An external engine takes the values as UCI options (the Rust form is spar's).
+    if !external {
+        let _ = write!(text, "\nRust:\n{}", rust_constants(&finals));
+    }
+    let _ = write!(
+        text,
+        "\nLast iterate (iteration {}):\n{}",
+        avg.to,
+        openbench_lines(&last)
+    );
+    (text, finals)
 }
 
 /// `crate::tunable!` declarations with the values of `params` as defaults, for every
