@@ -28,8 +28,11 @@
 //!
 //! - **c_end**: for a locally quadratic response f the gap between θ + c and θ − c is
 //!   2c · f′(θ), linear in c, so the c_end giving a gap of T is c_end · T / |gap|; for a
-//!   gap within its error e the true gap is probably below e, so at least c_end · T / e.
-//!   Clamped to [0.5, (max − min) / 2]. A scale, not a target: near the optimum f′ → 0.
+//!   gap within its error e ≤ T the true gap is probably below e, so at least
+//!   c_end · T / e. Clamped to [0.5, (max − min) / 2]. A scale, not a target: near the
+//!   optimum f′ → 0. A gap within an error e > T says nothing about c_end: the probe was
+//!   too short, and the error (∝ 1/√games) falls to T after games · (e / T)² games, which
+//!   is suggested as `--probe-games`.
 //! - **r_end**: 0.002, OpenBench's usual value; change c_end rather than r_end.
 //! - **games**: a tune adds every iteration's W − L into θ; with d the expected (W − L) per
 //!   game of a gap and D the draw rate, that sum over n games grows as n · d while its noise
@@ -90,6 +93,8 @@ pub enum Suggestion {
     About(f64),
     /// At least this value.
     AtLeast(f64),
+    /// The error is above the target gap: probe with this many games to tell.
+    ProbeLonger(u64),
     /// Nothing to scale from.
     None,
 }
@@ -132,6 +137,10 @@ impl ProbeRow {
         match self.flag {
             Flag::Measurable if e.elo.is_finite() && e.elo != 0.0 => {
                 Suggestion::About(clamp(c * TARGET_GAP / e.elo.abs()))
+            }
+            Flag::TooSmall if e.elo_error.is_finite() && e.elo_error > TARGET_GAP => {
+                let games = e.games as f64 * (e.elo_error / TARGET_GAP).powi(2);
+                Suggestion::ProbeLonger(round_games(games).next_multiple_of(2))
             }
             Flag::TooSmall if e.elo_error.is_finite() && e.elo_error > 0.0 => {
                 Suggestion::AtLeast(clamp(c * TARGET_GAP / e.elo_error))
@@ -295,6 +304,7 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
         let suggestion = match r.suggestion() {
             Suggestion::About(v) => num(v),
             Suggestion::AtLeast(v) => format!("≥ {}", num(v)),
+            Suggestion::ProbeLonger(_) => "?".to_string(),
             Suggestion::None => "-".to_string(),
         };
         let see = match (r.flag, r.estimate()) {
@@ -342,6 +352,20 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
             "Step too small to measure in {} games: {} (or θ is near the optimum, where a symmetric step shows no gap).",
             2 * pairs,
             small.join(", ")
+        ));
+    }
+    let longer: Vec<(&str, u64)> = rows
+        .iter()
+        .filter_map(|r| match r.suggestion() {
+            Suggestion::ProbeLonger(g) => Some((r.param.name.as_str(), g)),
+            _ => None,
+        })
+        .collect();
+    if let Some(most) = longer.iter().map(|l| l.1).max() {
+        let names: Vec<&str> = longer.iter().map(|l| l.0).collect();
+        out.push(format!(
+            "?: the error is above {TARGET_GAP} Elo, too wide to tell whether c_end is too small ({}); --probe-games {most} narrows it to about {TARGET_GAP}.",
+            names.join(", ")
         ));
     }
     let r_end: Vec<String> = rows
@@ -435,11 +459,28 @@ mod tests {
             }
             s => panic!("{s:?}"),
         }
+        // 100 pairs, error ≈ 61 Elo: too wide to tell; the games that bring it to 5 Elo.
         let r = row([10, 20, 40, 20, 10]);
         let e = r.estimate().unwrap();
+        assert!(e.elo_error > TARGET_GAP);
+        let games = 200.0 * (e.elo_error / TARGET_GAP).powi(2);
+        match r.suggestion() {
+            Suggestion::ProbeLonger(g) => {
+                assert!(
+                    g as f64 >= games && (g as f64) < 1.1 * games && g % 2 == 0,
+                    "{g} {games}"
+                )
+            }
+            s => panic!("{s:?}"),
+        }
+        // 40 000 pairs of the same spread: error ≈ 3 Elo, below the target; the c_end must
+        // be at least c_end · 5 / error.
+        let r = row([4000, 8000, 16000, 8000, 4000]);
+        let e = r.estimate().unwrap();
+        assert!(e.elo_error < TARGET_GAP, "{e:?}");
         match r.suggestion() {
             Suggestion::AtLeast(v) => {
-                assert!((v - 4.0 * TARGET_GAP / e.elo_error).abs() < 1e-9 || v == 0.5)
+                assert!((v - 4.0 * TARGET_GAP / e.elo_error).abs() < 1e-9 && v > 4.0)
             }
             s => panic!("{s:?}"),
         }
