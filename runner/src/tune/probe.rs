@@ -27,12 +27,14 @@
 //! linear):
 //!
 //! - **c_end**: for a locally quadratic response f the gap between θ + c and θ − c is
-//!   2c · f′(θ), linear in c, so the c_end giving a gap of T is c_end · T / |gap|; for a
-//!   gap within its error e ≤ T the true gap is probably below e, so at least
-//!   c_end · T / e. Clamped to [0.5, (max − min) / 2]. A scale, not a target: near the
-//!   optimum f′ → 0. A gap within an error e > T says nothing about c_end: the probe was
-//!   too short, and the error (∝ 1/√games) falls to T after games · (e / T)² games, which
-//!   is suggested as `--probe-games`.
+//!   2c · f′(θ), linear in c. A measurable gap: keep c_end (`keep`). It is not scaled
+//!   down even when the gap is far above T: the gap at the start measures the slope
+//!   there, which shrinks as θ nears its optimum, and c_end is the step of the end of the
+//!   run, near the optimum. A gap within its error e ≤ T: the true gap is probably below
+//!   e, so a gap of T needs c_end of at least c_end · T / e (clamped to
+//!   [0.5, (max − min) / 2]). A gap within an error e > T says nothing about c_end: the
+//!   probe was too short, and the error (∝ 1/√games) falls to T after games · (e / T)²
+//!   games, which is suggested as `--probe-games` (`?` in the table).
 //! - **r_end**: 0.002, OpenBench's usual value; change c_end rather than r_end.
 //! - **games**: a tune adds every iteration's W − L into θ; with d the expected (W − L) per
 //!   game of a gap and D the draw rate, that sum over n games grows as n · d while its noise
@@ -89,8 +91,8 @@ impl Flag {
 /// A suggested c_end: a value, or a lower bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Suggestion {
-    /// About this value.
-    About(f64),
+    /// Keep c_end: the gap is measurable.
+    Keep,
     /// At least this value.
     AtLeast(f64),
     /// The error is above the target gap: probe with this many games to tell.
@@ -135,9 +137,7 @@ impl ProbeRow {
             return Suggestion::None;
         };
         match self.flag {
-            Flag::Measurable if e.elo.is_finite() && e.elo != 0.0 => {
-                Suggestion::About(clamp(c * TARGET_GAP / e.elo.abs()))
-            }
+            Flag::Measurable => Suggestion::Keep,
             Flag::TooSmall if e.elo_error.is_finite() && e.elo_error > TARGET_GAP => {
                 let games = e.games as f64 * (e.elo_error / TARGET_GAP).powi(2);
                 Suggestion::ProbeLonger(round_games(games).next_multiple_of(2))
@@ -302,7 +302,7 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
             None => "-".to_string(),
         };
         let suggestion = match r.suggestion() {
-            Suggestion::About(v) => num(v),
+            Suggestion::Keep => "keep".to_string(),
             Suggestion::AtLeast(v) => format!("≥ {}", num(v)),
             Suggestion::ProbeLonger(_) => "?".to_string(),
             Suggestion::None => "-".to_string(),
@@ -329,7 +329,7 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
     }
     out.push(String::new());
     out.push(format!(
-        "c_end→: the c_end at which θ ± c_end would differ by about {TARGET_GAP} Elo (the gap scales with c_end for a locally quadratic response; near the optimum it vanishes whatever c_end is). tune games: games for this gap to stand {Z_BUDGET}σ above the noise of W − L."
+        "c_end→: keep (the gap is measurable), or ≥ the c_end at which θ ± c_end would differ by about {TARGET_GAP} Elo (the gap scales with c_end for a locally quadratic response). tune games: games for this gap to stand {Z_BUDGET}σ above the noise of W − L."
     ));
     let bad: Vec<&str> = rows
         .iter()
@@ -401,7 +401,7 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
 
 /// Checks `--probe-games`.
 pub fn check_games(games: u64) -> CliResult<u64> {
-    if games < 2 || games % 2 != 0 {
+    if games < 2 || !games.is_multiple_of(2) {
         return Err(CliError::usage(format!(
             "--probe-games {games}: give an even number of at least 2 (the games are pairs, each opening once per colour)"
         )));
@@ -438,7 +438,7 @@ mod tests {
     }
 
     #[test]
-    fn suggestions_scale_with_the_gap() {
+    fn suggestions_raise_c_end_or_ask_for_more_games() {
         let row = |c: [u64; 5]| {
             let pairs = Pentanomial::new(c);
             ProbeRow {
@@ -453,12 +453,8 @@ mod tests {
         let r = row([2, 10, 40, 30, 18]);
         let e = r.estimate().unwrap();
         assert!(e.elo > e.elo_error, "{e:?}");
-        match r.suggestion() {
-            Suggestion::About(v) => {
-                assert!((v - (4.0 * TARGET_GAP / e.elo).max(0.5)).abs() < 1e-12)
-            }
-            s => panic!("{s:?}"),
-        }
+        // Measurable: c_end stays (the slope at the start says nothing of the end).
+        assert_eq!(r.suggestion(), Suggestion::Keep);
         // 100 pairs, error ≈ 61 Elo: too wide to tell; the games that bring it to 5 Elo.
         let r = row([10, 20, 40, 20, 10]);
         let e = r.estimate().unwrap();
