@@ -11,9 +11,12 @@
 //! - [`report`]: final values as OpenBench lines, `setoption` lines and Rust source.
 //! - [`texel`]: positions, the linear evaluation model, the K fit and the Adam optimiser.
 
+pub mod crash;
+pub mod driver;
 pub mod gains;
 pub mod plot;
 pub mod report;
+pub mod schedule;
 pub mod selfplay;
 pub mod spsa;
 pub mod spsa_params;
