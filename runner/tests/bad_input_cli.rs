@@ -240,7 +240,7 @@ fn messages_say_what_is_wrong() {
     // A plot into a directory that does not exist is a usage error, not a failure.
     let csv = dir.path().join("t.csv");
     ok(&run(&argv(&format!(
-        "tune --param rfp_margin --each nodes=100 --iterations 1 --pairs-per-iteration 1 --csv {} --quiet",
+        "tune --no-verify --param rfp_margin --each nodes=100 --iterations 1 --pairs-per-iteration 1 --csv {} --quiet",
         path_str(&csv)
     ))));
     usage_error(
@@ -324,7 +324,7 @@ fn devices_fifos_and_pipes_are_refused_where_a_file_is_read() {
             format!("datagen --inspect {input}"),
             format!("train --data {input} --out {d}/t.nnue"),
             format!("texel --data {input} --out {d}/t.txt"),
-            format!("tune --param rfp_margin --each nodes=100 --iterations 1 --params {input}"),
+            format!("tune --no-verify --param rfp_margin --each nodes=100 --iterations 1 --params {input}"),
             format!("report --from {input}"),
             format!("{} --results {input} --resume", match_each("nodes=100")),
         ]);
@@ -394,7 +394,7 @@ fn a_book_start_past_its_end_is_refused_by_every_command() {
     let lines = [
         format!("{} --book {b} start=4 --pgnout {}", match_each("nodes=100"), path_str(&pgn)),
         format!("sprt --engine name=a --engine name=b --each nodes=100 --book {b} order=sequential start=9 --pgnout {}", path_str(&pgn)),
-        format!("tune --param rfp_margin --each nodes=100 --iterations 1 --book {b} start=4"),
+        format!("tune --no-verify --param rfp_margin --each nodes=100 --iterations 1 --book {b} start=4"),
         format!("report --engine name=a --each nodes=100 --games 2 --book {b} start=4 --out {d}/rep"),
     ];
     for line in &lines {

@@ -255,7 +255,7 @@ fn outputs_are_checked_before_any_work() {
         ),
         (
             words(&format!(
-                "tune --param rfp_margin --each nodes=300 --iterations 2 --pairs-per-iteration 1 --quiet --csv {} --out /nonexistent/t.txt",
+                "tune --no-verify --param rfp_margin --each nodes=300 --iterations 2 --pairs-per-iteration 1 --quiet --csv {} --out /nonexistent/t.txt",
                 d("t.csv")
             )),
             "--out /nonexistent/t.txt",
@@ -345,7 +345,7 @@ fn resume_refuses_another_run() {
     let t = dir.path().join("t.csv");
     let tune = |extra: &str| {
         run(&words(&format!(
-            "tune --param rfp_margin --each nodes=300 --pairs-per-iteration 1 --concurrency 1 --quiet --csv {} {extra}",
+            "tune --no-verify --param rfp_margin --each nodes=300 --pairs-per-iteration 1 --concurrency 1 --quiet --csv {} {extra}",
             p(&t)
         )))
     };
@@ -593,7 +593,7 @@ fn datagen_and_tune_killed_at_every_write_resume_to_the_uninterrupted_files() {
     let tune = |csv: &Path, resume: bool, kill_at: Option<u32>| {
         let mut cmd = spar();
         cmd.args(words(&format!(
-            "tune --param rfp_margin --param lmr_base --each nodes=300 --iterations 3 --pairs-per-iteration 1 --seed 3 --concurrency 1 --quiet --csv {}",
+            "tune --no-verify --param rfp_margin --param lmr_base --each nodes=300 --iterations 3 --pairs-per-iteration 1 --seed 3 --concurrency 1 --quiet --csv {}",
             p(csv)
         )));
         if resume {
@@ -751,7 +751,7 @@ fn one_writer_per_output_and_no_lock_left_by_a_killed_run() {
     let csv = dir.path().join("t.csv");
     let tune = |iterations: &str, extra: &str| {
         words(&format!(
-            "tune --param rfp_margin --each nodes=300 --iterations {iterations} --pairs-per-iteration 1 --concurrency 1 --quiet --csv {} {extra}",
+            "tune --no-verify --param rfp_margin --each nodes=300 --iterations {iterations} --pairs-per-iteration 1 --concurrency 1 --quiet --csv {} {extra}",
             p(&csv)
         ))
     };

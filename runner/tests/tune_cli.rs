@@ -14,6 +14,7 @@ use engine::rng::SplitMix64;
 
 const TUNE: &[&str] = &[
     "tune",
+    "--no-verify",
     "--param",
     "rfp_margin",
     "--param",
@@ -125,6 +126,7 @@ fn parameter_files_and_bad_input() {
         d,
         &[
             "tune",
+            "--no-verify",
             "--params",
             "spsa.txt",
             "--each",
@@ -142,7 +144,14 @@ fn parameter_files_and_bad_input() {
         "rfp_margin, int, 80, 20, 200, 6, 0.002\nlmr_base, int, 75, 0, 200\n",
     )
     .unwrap();
-    let base = ["tune", "--each", "nodes=200", "--iterations", "1"];
+    let base = [
+        "tune",
+        "--no-verify",
+        "--each",
+        "nodes=200",
+        "--iterations",
+        "1",
+    ];
     let run = |extra: &[&str]| {
         let args: Vec<&str> = base.iter().chain(extra).copied().collect();
         run_in(d, &args)
@@ -162,7 +171,17 @@ fn parameter_files_and_bad_input() {
         "already listed",
     );
     usage_error(
-        &run_in(d, &["tune", "--param", "rfp_margin", "--iterations", "1"]),
+        &run_in(
+            d,
+            &[
+                "tune",
+                "--no-verify",
+                "--param",
+                "rfp_margin",
+                "--iterations",
+                "1",
+            ],
+        ),
         "no limit",
     );
     usage_error(
@@ -198,6 +217,7 @@ fn ctrl_c_stops_with_a_resumable_trajectory() {
     let child = spar()
         .args([
             "tune",
+            "--no-verify",
             "--param",
             "rfp_margin",
             "--each",
@@ -471,6 +491,7 @@ fn tunes_an_external_uci_engine_reproducibly() {
             d,
             &[
                 "tune",
+                "--no-verify",
                 "--params",
                 "spsa.txt",
                 "--each",
@@ -513,6 +534,7 @@ fn tunes_an_external_uci_engine_reproducibly() {
         d,
         &[
             "tune",
+            "--no-verify",
             "--params",
             "spsa.txt",
             "--engine",
@@ -541,6 +563,7 @@ fn tunes_an_external_uci_engine_reproducibly() {
             d,
             &[
                 "tune",
+                "--no-verify",
                 "--params",
                 "spsa.txt",
                 "--engine",
@@ -588,7 +611,7 @@ fn external_engine_options_are_checked_before_any_game() {
         let o = run_in(
             d,
             &[
-                "tune", "--params", "spsa.txt", "--each", &cmd, "nodes=500", "--iterations",
+                "tune", "--no-verify", "--params", "spsa.txt", "--each", &cmd, "nodes=500", "--iterations",
                 "3", "--csv", "run.csv",
             ],
         );
@@ -612,6 +635,7 @@ fn an_external_engine_that_hangs_at_uci_is_one_line() {
         dir.path(),
         &[
             "tune",
+            "--no-verify",
             "--param",
             "rfp_margin",
             "--engine",

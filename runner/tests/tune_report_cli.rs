@@ -10,6 +10,7 @@ use common::*;
 
 const TUNE: &[&str] = &[
     "tune",
+    "--no-verify",
     "--param",
     "rfp_margin",
     "--param",
@@ -145,6 +146,7 @@ fn write_tune(d: &Path, name: &str, params: &[&str], steps: &[Vec<f64>], iterati
             "pairs-per-iteration": 2,
         },
         "session": { "started": 0.0, "games": 0 },
+        "verify": { "decision": "H0", "games": 96 },
     });
     std::fs::write(
         d.join(format!("{name}.run.json")),
@@ -189,6 +191,11 @@ fn a_drifting_parameter_is_signal_and_a_wandering_one_noise() {
     assert_eq!(cells[10], format!("{:+.2}", 40.0 / 120f64.sqrt()));
     assert!(
         out.contains("Iterations: 240/1000 (24.0 %), 960 games"),
+        "{out}"
+    );
+    // The record's verification verdict is one of the lines.
+    assert!(
+        out.contains("Verification SPRT tuned vs start: failed (H0: the tuned values are not better; keep the start values) after 96 games"),
         "{out}"
     );
     // No spar holds the CSV: not live, said so, and the page does not reload.

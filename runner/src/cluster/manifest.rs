@@ -215,7 +215,7 @@ impl Manifest {
     /// Checks the fields that readers size, index or divide by: the command, the number
     /// of shards, CPUs per shard, the total, and a match's plan.
     pub fn validate(&self) -> Result<(), String> {
-        if !["match", "sprt", "datagen"].contains(&self.command.as_str()) {
+        if !["match", "sprt", "datagen", "tune"].contains(&self.command.as_str()) {
             return Err(format!("unknown command '{}'", self.command));
         }
         if self.shards == 0 || self.shards > MAX_SHARDS {

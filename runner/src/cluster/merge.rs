@@ -40,6 +40,13 @@ struct DatagenOutputs {
     format: Option<String>,
 }
 
+/// The outputs of a tune's arguments.
+#[derive(Deserialize)]
+struct TuneOutputs {
+    csv: Option<PathBuf>,
+    out: Option<PathBuf>,
+}
+
 /// What a merge printed and wrote.
 pub struct Merged {
     /// The summary lines (stdout).
@@ -78,6 +85,21 @@ pub fn outputs(
         let format = Format::parse(o.format.as_deref().unwrap_or("viriformat")).map_err(bad)?;
         if let Some(f) = &o.out {
             training("--out", format, f);
+        }
+        return Ok(out);
+    }
+    if manifest.command == "tune" {
+        let o: TuneOutputs =
+            serde_json::from_value(manifest.args.clone()).map_err(|e| bad(e.to_string()))?;
+        if let Some(c) = &o.csv {
+            out.push(("--csv".into(), at(manifest, c)));
+            out.push((
+                "--csv record".into(),
+                run_record::path_for(&at(manifest, c)),
+            ));
+        }
+        if let Some(f) = &o.out {
+            out.push(("--out".into(), at(manifest, f)));
         }
         return Ok(out);
     }
@@ -134,6 +156,9 @@ pub fn inputs_of(manifest: &Manifest, check: &mut PathCheck) {
 pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> CliResult<Merged> {
     if manifest.command == "datagen" {
         return merge_datagen(dir, manifest);
+    }
+    if manifest.command == "tune" {
+        return crate::cmd::tune_cluster::merge(dir, manifest);
     }
     let outputs: MatchOutputs = serde_json::from_value(manifest.args.clone())
         .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;

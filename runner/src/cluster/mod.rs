@@ -85,6 +85,7 @@ pub fn owned_file(relative: &Path) -> Option<&'static str> {
         "shards" => "a shard's record",
         "engines" => "a built engine",
         "logs" => "a task's log",
+        "verify" => "the verification run of a tune",
         _ => return None,
     })
 }

@@ -15,6 +15,7 @@ pub mod status;
 pub mod texel;
 pub mod train;
 pub mod tune;
+pub mod tune_cluster;
 pub mod uci;
 
 /// Engine or book words as a resume record compares them: every file a word names

@@ -64,6 +64,7 @@ pub fn run(args: ShardArgs) -> CliResult {
         "match" => super::matches::run_shard(args, false, &shard),
         "sprt" => super::matches::run_shard(args, true, &shard),
         "datagen" => super::datagen::run_shard(args, &shard),
+        "tune" => super::tune_cluster::run_shard(args, &shard),
         other => Err(CliError::usage(format!(
             "{}: unknown command '{other}'",
             Manifest::path(&shard.dir).display()

@@ -75,7 +75,15 @@ pub fn run(args: StatusArgs) -> CliResult {
             CliError::failure(format!("cannot write --html {}: {e}", path.display()))
         })?;
     }
-    stdout::print_lines(&snapshot.lines())
+    let mut lines = snapshot.lines();
+    if is_dir {
+        if let Ok(m) = Manifest::read(&args.run) {
+            if m.command == "tune" {
+                lines.extend(crate::cmd::tune_cluster::status_lines(&args.run, &m)?);
+            }
+        }
+    }
+    stdout::print_lines(&lines)
 }
 
 /// `spar status TUNE.csv`: a tune's trajectory and its run record.

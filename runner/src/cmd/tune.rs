@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use engine::search::Evaluation;
 
-use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs};
+use super::tune_cluster;
+use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs, SlurmArgs};
+use crate::cluster::manifest::MAX_TOTAL;
 use crate::engines::uci::UciPlayer;
 use crate::engines::variant::{self, Source, Variant};
 use crate::error::{CliError, CliResult};
@@ -17,12 +19,17 @@ use crate::files::lock::lock_output;
 use crate::files::paths::PathCheck;
 use crate::files::run_record::{self, Field};
 use crate::interrupt;
+use crate::plan::Run;
 use crate::plan::{MatchPlan, PlanRequest};
+use crate::play::game::PlayedGame;
 use crate::progress::Progress;
 use crate::stdout;
+use crate::tune::crash::{crash_file, Crashes};
+use crate::tune::driver::{self, Sink};
 use crate::tune::gains::Gains;
-use crate::tune::selfplay::SelfPlay;
-use crate::tune::spsa::Spsa;
+use crate::tune::schedule::{Schedule, Tuner};
+use crate::tune::selfplay::{tally, SelfPlay};
+use crate::tune::spsa::{Perturbation, Spsa};
 use crate::tune::spsa_params::{self, SpsaParam};
 use crate::tune::trajectory::{self, Row, Trajectory};
 use crate::tune::{self, plot, report};
@@ -49,70 +56,112 @@ use crate::tune::{self, plot, report};
 /// and θ − c_k·Δ for a random ±1 vector Δ, then moves θ by r_k·c_k·(W − L)·Δ.
 /// At the end the averaged θ over the last quarter of the iterations is printed beside the
 /// last iterate, with an error bar per parameter; `spar status run.csv` shows a run's state.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[command(verbatim_doc_comment)]
 pub struct TuneArgs {
     /// SPSA input file: one parameter per line (OpenBench or fishtest form).
     #[arg(long, value_name = "FILE")]
-    params: Option<PathBuf>,
+    pub(crate) params: Option<PathBuf>,
     /// Tune this registered parameter from its default (repeatable).
     #[arg(long = "param", value_name = "NAME")]
-    param: Vec<String>,
+    pub(crate) param: Vec<String>,
     /// Number of iterations N (the schedule depends on it).
     #[arg(long, default_value_t = 25_000)]
-    iterations: u64,
+    pub(crate) iterations: u64,
     /// Game pairs per iteration (each opening once per colour).
     #[arg(long, default_value_t = 8, value_name = "P")]
-    pairs_per_iteration: u64,
+    pub(crate) pairs_per_iteration: u64,
     /// Learning-rate decay exponent α.
     #[arg(long, default_value_t = 0.602)]
-    alpha: f64,
+    pub(crate) alpha: f64,
     /// Perturbation decay exponent γ.
     #[arg(long, default_value_t = 0.101)]
-    gamma: f64,
+    pub(crate) gamma: f64,
     /// A as a fraction of the iterations.
     #[arg(long, default_value_t = 0.1)]
-    a_ratio: f64,
+    pub(crate) a_ratio: f64,
+    /// Iterations that may play ahead of the last complete one: iteration j plays from θ
+    /// after iteration j − 1 − D, so D + 1 iterations run at once (on threads or shards).
+    /// Part of the schedule: the same seed and options give the same trajectory whatever
+    /// the threads or shards; 0 is sequential SPSA (docs/tuning.md).
+    #[arg(long, default_value_t = 0, value_name = "D")]
+    #[serde(default)]
+    pub(crate) delay: u64,
     /// The engine being tuned, in `spar match`'s engine words (default: the builtin engine):
     /// `cmd=PATH` (with `args=`, `dir=`, `option.X=V`) for an external UCI engine, whose
     /// tuned parameters are its `spin` options; combined with --each.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE", action = clap::ArgAction::Set)]
-    engine: Vec<String>,
+    pub(crate) engine: Vec<String>,
     /// Engine words for both sides: a limit (`nodes=5000`, `tc=8+0.08`, `depth=`,
     /// `movetime=`), `option.Hash=8`, fixed overrides `option.<param>=<v>`, `params=FILE`.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    each: Vec<String>,
+    pub(crate) each: Vec<String>,
     #[command(flatten)]
-    book: BookArgs,
+    pub(crate) book: BookArgs,
     #[command(flatten)]
-    run: RunArgs,
+    pub(crate) run: RunArgs,
     #[command(flatten)]
-    adjudication: AdjudicationArgs,
+    pub(crate) adjudication: AdjudicationArgs,
     /// Trajectory CSV: one row per iteration (θ, c_k, r_k), appended as the run goes.
     #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-    /// Continue an interrupted run from its --csv file (same command otherwise).
-    #[arg(long, requires = "csv")]
-    resume: bool,
+    pub(crate) csv: Option<PathBuf>,
+    /// Continue an interrupted run from its --csv file (same command otherwise); with
+    /// --slurm, reattach to the run in --run-dir.
+    #[arg(long)]
+    pub(crate) resume: bool,
     /// Write the final values as `name, value` lines (load with `--engine … params=FILE`):
     /// the averaged θ over the last quarter of the iterations, rounded (the last iterate
     /// is printed beside it).
     #[arg(long, value_name = "FILE")]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Instead of tuning, a preflight: per parameter a match of θ + c_end against θ − c_end
     /// (the others at their start), its Elo gap ± error, flags for steps too small to
     /// measure or without effect, and suggested c_end, r_end and game budget.
-    #[arg(long, conflicts_with_all = ["csv", "resume", "out", "plot"])]
-    probe: bool,
+    #[arg(long, conflicts_with_all = ["csv", "resume", "out", "plot", "slurm"])]
+    #[serde(default)]
+    pub(crate) probe: bool,
     /// With --probe: games per parameter (pairs: each opening once per colour).
     #[arg(long, value_name = "N", requires = "probe", default_value_t = tune::probe::DEFAULT_GAMES)]
-    probe_games: u64,
+    #[serde(default)]
+    pub(crate) probe_games: u64,
     /// Draw the trajectory in this CSV as an SVG instead of tuning.
     #[arg(long, value_name = "CSV", conflicts_with_all = ["params", "param", "resume", "out"])]
-    plot: Option<PathBuf>,
+    pub(crate) plot: Option<PathBuf>,
     /// With --plot: where to write the SVG (default: the CSV's name with .svg).
     #[arg(long, value_name = "FILE", requires = "plot")]
-    svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(default)]
+    pub(crate) verify: VerifyArgs,
+    #[command(flatten)]
+    #[serde(default)]
+    pub(crate) slurm: SlurmArgs,
+}
+
+/// The SPRT of the tuned values against the start values that ends a tune.
+#[derive(clap::Args, Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct VerifyArgs {
+    /// Skip the verification SPRT (tuned against start) at the end of the run.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_verify: bool,
+    /// Limit words of the verification games instead of the tune's (e.g. `tc=10+0.1`, to
+    /// verify at a longer time control); other --each words are kept.
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    #[serde(default)]
+    pub verify_each: Vec<String>,
+    /// Elo of the verification SPRT's null hypothesis [default: 0].
+    #[arg(long, value_name = "ELO")]
+    #[serde(default)]
+    pub verify_elo0: Option<f64>,
+    /// Elo of the verification SPRT's alternative [default: 5].
+    #[arg(long, value_name = "ELO")]
+    #[serde(default)]
+    pub verify_elo1: Option<f64>,
+    /// At most this many verification games (the SPRT may end undecided).
+    #[arg(long, value_name = "N")]
+    #[serde(default)]
+    pub verify_games: Option<u64>,
 }
 
 /// Runs `spar tune`.
@@ -120,28 +169,62 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(csv) = &args.plot {
         return run_plot(csv, args.svg.as_deref());
     }
-    // Before anything is read.
-    let mut check = PathCheck::new();
-    if let Some(p) = &args.params {
-        check.input("--params", p);
+    if args.slurm.slurm {
+        return tune_cluster::coordinate(args);
     }
-    check.engine_words(&args.each);
-    check.engine_words(&args.engine);
-    check.book_words(args.book.book.as_deref());
-    if let Some(c) = &args.csv {
-        check.record("--csv", c).locked("--csv", c);
-        check.record("--csv record", run_record::path_for(c));
+    args.slurm.check_local()?;
+    if args.resume && args.csv.is_none() {
+        return Err(CliError::usage(
+            "--resume needs --csv FILE: the trajectory the run continues from",
+        ));
     }
-    if let Some(o) = &args.out {
-        check.output("--out", o);
+    local(args)
+}
+
+/// Everything a tune needs, checked, before any engine starts.
+pub(crate) struct Setup {
+    /// The tuned parameters.
+    pub params: Vec<SpsaParam>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The gain schedule.
+    pub gains: Gains,
+    /// Iterations, pairs per iteration, delay.
+    pub schedule: Schedule,
+    /// The plan (one engine: both sides run it).
+    pub plan: MatchPlan,
+    /// The engine, book and watchdog.
+    pub run: Run,
+    /// What `--resume` compares.
+    pub fields: Vec<Field>,
+}
+
+impl Setup {
+    /// A new run's state at its start values.
+    pub fn tuner(&self) -> Tuner {
+        Tuner::new(
+            Spsa::new(self.params.clone(), self.gains, self.plan.seed),
+            self.schedule,
+        )
     }
-    check.check()?;
-    // One writer per --csv: a second tune on it is refused before any game.
-    let _lock = match &args.csv {
-        Some(c) => lock_output(c, "--csv")?,
-        None => None,
-    };
-    let started = Instant::now();
+
+    /// The run continued from its trajectory rows.
+    pub fn resumed(&self, rows: &[Row]) -> Tuner {
+        Tuner::resume(
+            Spsa::new(self.params.clone(), self.gains, self.plan.seed),
+            self.schedule,
+            rows,
+        )
+    }
+
+    /// Whether the tuned engine is an external UCI engine (parameters are its options).
+    pub fn external(&self) -> bool {
+        matches!(self.run.variants[0].source, Source::Uci { .. })
+    }
+}
+
+/// Reads the parameters and checks the options and the plan; nothing is started.
+pub(crate) fn setup(args: &TuneArgs) -> CliResult<Setup> {
     // An external engine's parameters are its UCI options, checked against its `uci` answer
     // once the engine is known; the builtin engine's (and a spar build's) are registered.
     let external = args
@@ -177,6 +260,27 @@ pub fn run(args: TuneArgs) -> CliResult {
     if pairs_per == 0 {
         return Err(CliError::usage("--pairs-per-iteration must be at least 1"));
     }
+    let total = args
+        .iterations
+        .checked_mul(pairs_per)
+        .filter(|&t| t <= MAX_TOTAL);
+    if total.is_none() {
+        return Err(CliError::usage(format!(
+            "--iterations {} × --pairs-per-iteration {pairs_per} is more pairs than a run can have ({MAX_TOTAL})",
+            args.iterations
+        )));
+    }
+    if args.delay >= args.iterations {
+        return Err(CliError::usage(format!(
+            "--delay {}: must be below --iterations {} (a few iterations: e.g. --delay 4)",
+            args.delay, args.iterations
+        )));
+    }
+    let schedule = Schedule {
+        iterations: args.iterations,
+        pairs_per_iteration: pairs_per,
+        delay: args.delay,
+    };
     let engines = EngineArgs {
         engines: if args.engine.is_empty() {
             Vec::new()
@@ -219,6 +323,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             Field::new("alpha", "--alpha", args.alpha.into()),
             Field::new("gamma", "--gamma", args.gamma.into()),
             Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
+            Field::new("delay", "--delay", args.delay.into()),
             Field::new("seed", "--seed", plan.seed.into()),
             // Files by their bytes (new keys: an older record's paths are not compared).
             match super::words_by_content(&plan.engines[0].words, false) {
@@ -240,165 +345,175 @@ pub fn run(args: TuneArgs) -> CliResult {
             ),
         ]
     };
-    let mut run = run;
-    if matches!(run.variants[0].source, Source::Build { .. }) {
-        run.build_variants(args.run.quiet)?;
-    }
-    let variant = run.variants[0].clone();
-    let external_engine = matches!(variant.source, Source::Uci { .. });
+    let names = params.iter().map(|p| p.name.clone()).collect();
+    Ok(Setup {
+        params,
+        names,
+        gains,
+        schedule,
+        plan,
+        run,
+        fields,
+    })
+}
+
+/// Checks the engine against the parameters: an external engine's `uci` options, the
+/// builtin engine's evaluation.
+pub(crate) fn check_engine(s: &Setup) -> CliResult {
+    let variant = &s.run.variants[0];
     let fixed = variant
         .options
         .iter()
-        .find(|(o, _)| params.iter().any(|p| p.name.eq_ignore_ascii_case(o)));
+        .find(|(o, _)| s.params.iter().any(|p| p.name.eq_ignore_ascii_case(o)));
     if let (Source::Uci { .. }, Some((name, value))) = (&variant.source, fixed) {
         return Err(CliError::usage(format!(
             "option.{name}={value} fixes a parameter that is tuned: drop the word or the parameter"
         )));
     }
     match &variant.source {
-        Source::Uci { .. } => check_uci_options(&variant, &params, run.stall_timeout)?,
+        Source::Uci { .. } => check_uci_options(variant, &s.params, s.run.stall_timeout),
         _ if variant.evaluation == Evaluation::Nnue => {
-            if let Some(p) = params
+            match s
+                .params
                 .iter()
                 .find(|p| engine::params::spec(&p.name).is_some_and(|s| s.eval))
             {
-                return Err(CliError::usage(variant::unused_weight(
+                Some(p) => Err(CliError::usage(variant::unused_weight(
                     &p.name,
                     "to --each",
-                )));
+                ))),
+                None => Ok(()),
             }
         }
-        _ => {}
+        _ => Ok(()),
     }
-    let concurrency = plan.concurrency;
+}
+
+/// The files a tune reads and writes, checked before anything is read.
+pub(crate) fn check_paths(args: &TuneArgs) -> CliResult {
+    let mut check = PathCheck::new();
+    if let Some(p) = &args.params {
+        check.input("--params", p);
+    }
+    check.engine_words(&args.each);
+    check.engine_words(&args.engine);
+    check.book_words(args.book.book.as_deref());
+    if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
+        check.run_dir(dir);
+    }
+    if let Some(c) = &args.csv {
+        check.record("--csv", c).locked("--csv", c);
+        check.record("--csv record", run_record::path_for(c));
+        if !args.verify.no_verify {
+            let v = verify_files(c);
+            check.record("--csv verification", &v.results);
+            check.output("--csv verification summary", &v.json);
+        }
+    }
+    if let Some(o) = &args.out {
+        check.output("--out", o);
+    }
+    check.check()
+}
+
+/// A local tune: the schedule on this machine's threads.
+fn local(args: TuneArgs) -> CliResult {
+    check_paths(&args)?;
+    // One writer per --csv: a second tune on it is refused before any game.
+    let _lock = match &args.csv {
+        Some(c) => lock_output(c, "--csv")?,
+        None => None,
+    };
+    let started = Instant::now();
+    let mut s = setup(&args)?;
+    if matches!(s.run.variants[0].source, Source::Build { .. }) {
+        s.run.build_variants(args.run.quiet)?;
+    }
+    check_engine(&s)?;
+    if args.probe {
+        return run_probe(&args, &s);
+    }
+    let concurrency = s.plan.concurrency;
     let quiet = args.run.quiet;
-    if pairs_per < concurrency as u64 && !quiet {
+    let in_flight = (s.schedule.delay + 1) * s.schedule.pairs_per_iteration;
+    if in_flight < concurrency as u64 && !quiet {
         eprintln!(
-            "note: --pairs-per-iteration {pairs_per} is below --concurrency {concurrency}: the pairs of an iteration run at once, so {} worker(s) will idle",
-            concurrency as u64 - pairs_per
+            "note: {in_flight} pair(s) can play at once (--pairs-per-iteration {} × (--delay {} + 1)), below --concurrency {concurrency}: {} worker(s) will idle",
+            s.schedule.pairs_per_iteration,
+            s.schedule.delay,
+            concurrency as u64 - in_flight
         );
     }
-    let (adjudication, book) = (plan.adjudication, run.book);
-    if args.probe {
-        let pairs = tune::probe::check_games(args.probe_games)?;
-        let selfplay = SelfPlay::new(concurrency, variant, adjudication, book, run.stall_timeout)?;
-        return run_probe(&selfplay, &params, pairs, concurrency, pairs_per, quiet);
-    }
-
-    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    let starts: Vec<f64> = params.iter().map(|p| p.start).collect();
-    let mut spsa = Spsa::new(params, gains, plan.seed);
-    // The whole trajectory, for the averaged θ at the end.
-    let mut history: Vec<Row> = Vec::new();
-    let mut done = 0u64;
-    let mut games = 0u64;
+    let mut tuner = s.tuner();
     let mut csv = None;
+    // The whole trajectory, for the averaged θ at the end.
+    let mut history = vec![tuner.start_row()];
+    let mut session_extra = serde_json::Map::new();
     if let Some(path) = &args.csv {
         if args.resume {
-            run_record::check_resume("--csv", path, &fields, quiet)?;
-            let (t, rows) = Trajectory::resume(path, &names).map_err(CliError::usage)?;
-            let last = rows.last().expect("a start row");
-            spsa.set_theta(&last.theta);
-            done = last.iteration;
-            games = last.games;
-            history = rows.clone();
-            if !quiet && done > 0 {
+            run_record::check_resume("--csv", path, &s.fields, quiet)?;
+            let (t, rows) = Trajectory::resume(path, &s.names).map_err(CliError::usage)?;
+            tuner = s.resumed(&rows);
+            history = rows;
+            if !quiet && tuner.done() > 0 {
                 eprintln!(
-                    "Resuming after iteration {done} ({games} games) from {}",
+                    "Resuming after iteration {} ({} games) from {}",
+                    tuner.done(),
+                    tuner.games(),
                     path.display()
                 );
             }
             csv = Some(t);
         } else {
-            let start = Row {
-                iteration: 0,
-                games: 0,
-                theta: spsa.theta().to_vec(),
-                c: None,
-                r: None,
-            };
-            csv = Some(Trajectory::create(path, &names, &start).map_err(CliError::usage)?);
+            csv = Some(
+                Trajectory::create(path, &s.names, &tuner.start_row()).map_err(CliError::usage)?,
+            );
         }
-        // When this session started, for `spar status`'s games/s (not compared on resume).
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            tune::status::SESSION_KEY.into(),
-            tune::status::session_record(games),
-        );
-        run_record::write("--csv", path, "tune", &fields, extra)?;
+        session_extra = session(tuner.games());
+        run_record::write("--csv", path, "tune", &s.fields, session_extra.clone())?;
     }
-    if history.is_empty() {
-        history.push(Row {
-            iteration: 0,
-            games: 0,
-            theta: spsa.theta().to_vec(),
-            c: None,
-            r: None,
-        });
-    }
-
-    let abort = interrupt::on_ctrl_c("stopping (the unfinished iteration is not counted)");
-    let selfplay = SelfPlay::new(concurrency, variant, adjudication, book, run.stall_timeout)?;
-    let progress = Progress::new(quiet, "iterations", Some(gains.iterations), done);
-    let mut tally = sprt::Trinomial::default();
-    let games_before = games;
-    let mut failure = None;
-    for k in done + 1..=gains.iterations {
-        let p = spsa.perturb(k);
-        let dev = selfplay.values(&names, &p.dev)?;
-        let base = selfplay.values(&names, &p.base)?;
-        let pairs = (k - 1) * pairs_per..k * pairs_per;
-        let on_game = || {};
-        let Some(s) = selfplay.play(pairs, &dev, &base, &abort, &on_game) else {
-            break;
-        };
-        spsa.update(&p, (s.wins as i64 - s.losses as i64) as f64);
-        tally += s;
-        games += s.games();
-        done = k;
-        let row = Row {
-            iteration: k,
-            games,
-            theta: spsa.theta().to_vec(),
-            c: Some(p.c.clone()),
-            r: Some(p.r.clone()),
-        };
-        if let Some(t) = &mut csv {
-            if let Err(e) = t.append(&row) {
-                failure = Some(e);
-                break;
-            }
-            kill_point::record_written();
-        }
-        history.push(row);
-        progress.set_position(k);
-        progress.set_message(&theta_line(&names, spsa.theta()));
-    }
+    let games_before = tuner.games();
+    let abort = interrupt::on_ctrl_c("stopping (unfinished iterations are not counted)");
+    let variant = s.run.variants[0].clone();
+    let selfplay = SelfPlay::new(
+        concurrency,
+        variant.clone(),
+        s.plan.adjudication.clone(),
+        s.run.book.clone(),
+        s.run.stall_timeout,
+    )?;
+    let progress = Progress::new(quiet, "iterations", Some(s.gains.iterations), tuner.done());
+    let crashes = Crashes::new(args.csv.as_ref().map(|c| crash_file(c)), &s.plan, &s.names);
+    let mut sink = LocalSink {
+        csv,
+        progress: &progress,
+        names: &s.names,
+        tally: sprt::Trinomial::default(),
+        crashes,
+        history,
+    };
+    let pairs: Vec<u64> = (tuner.frontier()..s.schedule.total_pairs()).collect();
+    let (tuner, failure) = driver::run(&selfplay, tuner, &s.names, &pairs, &mut sink, &abort);
     progress.finish();
+    drop(selfplay);
     let interrupted = abort.load(Ordering::SeqCst);
-
-    // The averaged θ (what --out writes) beside the last iterate.
-    let (values, finals) = report::tune_values(&names, &starts, &history, external_engine);
     let elapsed = started.elapsed().as_secs_f64();
-    let played = games - games_before;
-    let text = format!(
-        "SPSA: {done}/{} iterations, {games} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}\n{values}",
-        gains.iterations,
+    let played = tuner.games() - games_before;
+    let t = sink.tally;
+    let head = format!(
+        "SPSA: {}/{} iterations, {} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}",
+        tuner.done(),
+        s.gains.iterations,
+        tuner.games(),
         played as f64 / elapsed.max(1e-9),
-        tally.wins,
-        tally.draws,
-        tally.losses,
+        t.wins,
+        t.draws,
+        t.losses,
     );
-    // The values are written even when standard output is gone.
-    let printed = stdout::print(&text);
-    if let Some(path) = &args.out {
-        write_atomically(path, &report::openbench_lines(&finals)).map_err(|e| {
-            CliError::failure(format!("cannot write --out {}: {e}", path.display()))
-        })?;
-        printed.clone()?;
-        stdout::print(&format!("\nWrote {}\n", path.display()))?;
-    }
-    printed?;
+    // The averaged θ (what --out writes and the verification plays) beside the last iterate.
+    let starts: Vec<f64> = s.params.iter().map(|p| p.start).collect();
+    let (values, finals) = report::tune_values(&s.names, &starts, &sink.history, s.external());
+    report_values(&head, &values, &finals, args.out.as_deref())?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -409,13 +524,103 @@ pub fn run(args: TuneArgs) -> CliResult {
             "give --csv FILE next time to be able to --resume"
         };
         return Err(CliError {
-            message: format!("interrupted after iteration {done}; {how}"),
+            message: format!("interrupted after iteration {}; {how}", tuner.done()),
             code: 130,
         });
+    }
+    if !args.verify.no_verify && tuner.done() == s.gains.iterations {
+        let verdict = verify_local(&args, &s, &finals)?;
+        if let (Some(path), Some(v)) = (&args.csv, verdict) {
+            let mut extra = session_extra;
+            extra.insert("verify".into(), v);
+            run_record::write("--csv", path, "tune", &s.fields, extra)?;
+        }
     }
     Ok(())
 }
 
+/// The final values: θ rounded to integers.
+pub(crate) fn final_values(names: &[String], theta: &[f64]) -> Vec<(String, i64)> {
+    names
+        .iter()
+        .zip(theta)
+        .map(|(n, &t)| (n.clone(), t.round() as i64))
+        .collect()
+}
+
+/// Prints the run's summary line and its final values (`values`, the text of
+/// [`report::tune_values`]), and writes `finals` to `--out`. The values are written even
+/// when standard output is gone.
+pub(crate) fn report_values(
+    head: &str,
+    values: &str,
+    finals: &[(String, i64)],
+    out: Option<&Path>,
+) -> CliResult {
+    let printed = stdout::print(&format!("{head}\n{values}"));
+    if let Some(path) = out {
+        write_atomically(path, &report::openbench_lines(finals)).map_err(|e| {
+            CliError::failure(format!("cannot write --out {}: {e}", path.display()))
+        })?;
+        printed.clone()?;
+        stdout::print(&format!("\nWrote {}\n", path.display()))?;
+    }
+    printed
+}
+
+/// The final values as OpenBench lines, `setoption` lines and (for spar's own engine) Rust
+/// constants.
+pub(crate) fn values_text(finals: &[(String, i64)], external: bool) -> String {
+    if external {
+        // An external engine takes the values as UCI options (the Rust form is spar's).
+        format!(
+            "\nParameter values (`name, value`):\n{}\nUCI:\n{}",
+            report::openbench_lines(finals),
+            report::setoption_lines(finals)
+        )
+    } else {
+        format!(
+            "\nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
+             \nUCI:\n{}\
+             \nRust:\n{}",
+            report::openbench_lines(finals),
+            report::setoption_lines(finals),
+            report::rust_constants(finals)
+        )
+    }
+}
+
+/// A local run's sink: the trajectory CSV, the progress line, the tally and crashes, and
+/// the trajectory's rows (for the averaged θ).
+struct LocalSink<'a> {
+    csv: Option<Trajectory>,
+    progress: &'a Progress,
+    names: &'a [String],
+    tally: sprt::Trinomial,
+    crashes: Crashes,
+    history: Vec<Row>,
+}
+
+impl Sink for LocalSink<'_> {
+    fn pair(&mut self, pair: u64, games: &[PlayedGame; 2], engines: &Perturbation) -> CliResult {
+        self.tally += tally(games);
+        self.crashes.check(pair, games, engines, self.progress)
+    }
+
+    fn rows(&mut self, rows: &[Row], tuner: &Tuner) -> CliResult {
+        if let Some(t) = &mut self.csv {
+            for row in rows {
+                t.append(row)?;
+                kill_point::record_written();
+            }
+        }
+        self.history.extend_from_slice(rows);
+        self.progress.set_position(tuner.done());
+        self.progress
+            .set_message(&theta_line(self.names, tuner.theta()));
+        Ok(())
+    }
+}
 /// Starts the external engine once and checks that every tuned parameter is one of its
 /// `spin` options and that the parameter's range lies within the option's.
 fn check_uci_options(variant: &Variant, params: &[SpsaParam], stall: Duration) -> CliResult {
@@ -501,27 +706,231 @@ fn theta_line(names: &[String], theta: &[f64]) -> String {
     values.join("  ")
 }
 
-/// `spar tune --probe`: plays the probe and prints its report.
-fn run_probe(
-    selfplay: &SelfPlay,
-    params: &[SpsaParam],
-    pairs: u64,
-    threads: usize,
-    pairs_per_iteration: u64,
-    quiet: bool,
-) -> CliResult {
+/// The files of the verification SPRT of a local run whose trajectory is `csv`.
+pub(crate) struct VerifyFiles {
+    /// Its results CSV (resumable).
+    pub results: PathBuf,
+    /// Its JSON summary (holds the verdict).
+    pub json: PathBuf,
+}
+
+/// `CSV.verify.csv` and `CSV.verify.json`.
+pub(crate) fn verify_files(csv: &Path) -> VerifyFiles {
+    let with = |suffix: &str| {
+        let mut name = csv.file_name().unwrap_or_default().to_os_string();
+        name.push(suffix);
+        csv.with_file_name(name)
+    };
+    VerifyFiles {
+        results: with(".verify.csv"),
+        json: with(".verify.json"),
+    }
+}
+
+/// Engine words that set a limit (replaced by `--verify-each`'s).
+fn is_limit(word: &str) -> bool {
+    ["nodes=", "depth=", "movetime=", "st=", "tc="]
+        .iter()
+        .any(|k| word.starts_with(k))
+}
+
+/// The `spar sprt` arguments of the verification (tuned against start) of a tune, without
+/// its output files and cluster options.
+pub(crate) fn verify_argv(args: &TuneArgs, s: &Setup, finals: &[(String, i64)]) -> Vec<String> {
+    let v = &args.verify;
+    let words: Vec<String> = s.plan.engines[0]
+        .words
+        .iter()
+        .filter(|w| !w.starts_with("name="))
+        .filter(|w| v.verify_each.is_empty() || !is_limit(w))
+        .cloned()
+        .collect();
+    let start: Vec<(String, i64)> = s
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.start.round() as i64))
+        .collect();
+    let mut argv: Vec<String> = vec!["sprt".into()];
+    for (name, values) in [("tuned", finals), ("start", &start[..])] {
+        argv.push("--engine".into());
+        argv.push(format!("name={name}"));
+        argv.extend(words.iter().cloned());
+        argv.extend(values.iter().map(|(n, x)| format!("option.{n}={x}")));
+    }
+    if !v.verify_each.is_empty() {
+        argv.push("--each".into());
+        argv.extend(v.verify_each.iter().cloned());
+    }
+    if let Some(b) = &args.book.book {
+        argv.push("--book".into());
+        argv.extend(b.iter().cloned());
+    }
+    let a = &args.adjudication;
+    for (flag, w) in [
+        ("--resign", &a.resign),
+        ("--draw", &a.draw),
+        ("--tb", &a.tb),
+    ] {
+        if let Some(w) = w {
+            argv.push(flag.into());
+            argv.extend(w.iter().cloned());
+        }
+    }
+    if let Some(m) = a.maxmoves {
+        argv.extend(["--maxmoves".to_string(), m.to_string()]);
+    }
+    argv.extend([
+        "--seed".to_string(),
+        s.plan.seed.to_string(),
+        "--elo0".to_string(),
+        v.verify_elo0.unwrap_or(0.0).to_string(),
+        "--elo1".to_string(),
+        v.verify_elo1.unwrap_or(5.0).to_string(),
+    ]);
+    if let Some(g) = v.verify_games {
+        argv.extend(["--games".to_string(), g.to_string()]);
+    }
+    if args.run.quiet {
+        argv.push("--quiet".into());
+    }
+    argv
+}
+
+/// `spar sprt`'s arguments, parsed.
+#[derive(clap::Parser, Debug)]
+#[command(name = "spar")]
+struct SprtCommand {
+    #[command(subcommand)]
+    sprt: SprtSub,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum SprtSub {
+    Sprt(super::matches::MatchArgs),
+}
+
+/// Runs `spar sprt` with these arguments (without the program name).
+pub(crate) fn run_sprt(argv: &[String]) -> CliResult {
+    use clap::Parser;
+    let parsed = SprtCommand::try_parse_from(
+        std::iter::once("spar".to_string()).chain(argv.iter().cloned()),
+    )
+    .map_err(|e| {
+        let text = e.to_string();
+        CliError::usage(format!(
+            "the verification SPRT's options: {}",
+            text.lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+        ))
+    })?;
+    let SprtSub::Sprt(args) = parsed.sprt;
+    super::matches::run(args, true)
+}
+
+/// The verdict in a verification's JSON summary: the summary object, or `None` when the
+/// file cannot be read.
+pub(crate) fn read_verdict(json: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(json).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The one line a verdict prints.
+pub(crate) fn verdict_line(v: &serde_json::Value) -> String {
+    let decision = v
+        .get("decision")
+        .and_then(|d| d.as_str())
+        .unwrap_or("continue");
+    let what = match decision {
+        "H1" => "passed (H1: the tuned values are better)",
+        "H0" => "failed (H0: the tuned values are not better; keep the start values)",
+        _ => "undecided (no verdict within --verify-games)",
+    };
+    let games = v
+        .get("games")
+        .and_then(|g| g.as_u64())
+        .map_or(String::new(), |g| format!(" after {g} games"));
+    format!("Verification SPRT tuned vs start: {what}{games}")
+}
+
+/// The verification of a local run: an SPRT of the tuned values against the start values
+/// on this machine; returns its summary.
+fn verify_local(
+    args: &TuneArgs,
+    s: &Setup,
+    finals: &[(String, i64)],
+) -> CliResult<Option<serde_json::Value>> {
+    let mut argv = verify_argv(args, s, finals);
+    argv.extend(["--concurrency".to_string(), s.plan.concurrency.to_string()]);
+    let scratch;
+    let json = match &args.csv {
+        Some(csv) => {
+            let f = verify_files(csv);
+            argv.push("--results".into());
+            argv.push(f.results.to_string_lossy().into_owned());
+            argv.push("--resume".into());
+            f.json
+        }
+        None => {
+            scratch = tempfile::tempdir().map_err(|e| {
+                CliError::failure(format!("cannot make a temporary directory: {e}"))
+            })?;
+            scratch.path().join("verify.json")
+        }
+    };
+    argv.push("--json".into());
+    argv.push(json.to_string_lossy().into_owned());
+    if !args.run.quiet {
+        eprintln!(
+            "\nVerifying: SPRT [{}, {}] of the tuned values against the start values (--no-verify skips it)",
+            args.verify.verify_elo0.unwrap_or(0.0),
+            args.verify.verify_elo1.unwrap_or(5.0)
+        );
+    }
+    stdout::print("\n")?;
+    run_sprt(&argv)?;
+    let verdict = read_verdict(&json);
+    if let Some(v) = &verdict {
+        stdout::print(&format!("{}\n", verdict_line(v)))?;
+    }
+    Ok(verdict)
+}
+
+/// The run record's extras of a local session: when it started and the games before it
+/// (`spar status`'s games/s; not compared on `--resume`).
+fn session(games_before: u64) -> serde_json::Map<String, serde_json::Value> {
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        tune::status::SESSION_KEY.into(),
+        tune::status::session_record(games_before),
+    );
+    extra
+}
+
+/// `spar tune --probe`: plays the probe on this machine's threads and prints its report.
+fn run_probe(args: &TuneArgs, s: &Setup) -> CliResult {
+    let pairs = tune::probe::check_games(args.probe_games)?;
+    let selfplay = SelfPlay::new(
+        s.plan.concurrency,
+        s.run.variants[0].clone(),
+        s.plan.adjudication.clone(),
+        s.run.book.clone(),
+        s.run.stall_timeout,
+    )?;
     let abort = interrupt::on_ctrl_c("stopping the probe");
-    let total = 2 * pairs * params.len() as u64;
-    let progress = Progress::new(quiet, "games", Some(total), 0);
-    let (rows, stopped) = tune::probe::play(selfplay, params, pairs, threads, &abort, &progress)?;
+    let total = 2 * pairs * s.params.len() as u64;
+    let progress = Progress::new(args.run.quiet, "games", Some(total), 0);
+    let (rows, stopped) = tune::probe::play(&selfplay, &s.params, pairs, &abort, &progress)?;
     progress.finish();
-    stdout::print_lines(&tune::probe::lines(&rows, pairs, pairs_per_iteration))?;
+    let lines = tune::probe::lines(&rows, pairs, s.schedule.pairs_per_iteration);
+    stdout::print_lines(&lines)?;
     if stopped {
         return Err(CliError {
             message: format!(
                 "interrupted: {} of {} parameters probed",
                 rows.len(),
-                params.len()
+                s.params.len()
             ),
             code: 130,
         });

@@ -6,6 +6,7 @@ use data::book::{Book, BookOptions, BookOrder};
 use crate::play::schedule::OpeningStart;
 
 /// The openings of a match and how they are ordered.
+#[derive(Clone)]
 pub struct OpeningBook {
     book: Book,
     describe: String,

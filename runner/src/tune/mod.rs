@@ -15,10 +15,13 @@
 //! - [`texel`]: positions, the linear evaluation model, the K fit and the Adam optimiser.
 
 pub mod average;
+pub mod crash;
+pub mod driver;
 pub mod gains;
 pub mod plot;
 pub mod probe;
 pub mod report;
+pub mod schedule;
 pub mod selfplay;
 pub mod spsa;
 pub mod spsa_params;

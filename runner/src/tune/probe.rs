@@ -14,9 +14,10 @@
 //!
 //! - `identical`: θ + c_end and θ − c_end round (and clip) to the same value: nothing to
 //!   play; c_end is below what an integer parameter can show.
-//! - `no effect`: every pair scored exactly 1 point. Two engines that play alike give that
-//!   at a node or depth limit (each opening's two games mirror each other); a parameter the
-//!   games see is all but certain to break it within a few pairs.
+//! - `no effect`: in every pair the two games were the same moves: with the colours
+//!   swapped, θ + c_end played exactly what θ − c_end played, so the step changed no move
+//!   of any game. (At a node or depth limit two engines that search alike always give
+//!   this; under a clock timing can break it even for a parameter without effect.)
 //! - `too small`: the 95 % interval of the gap contains 0: the step is too small to measure
 //!   in this many games (or θ sits near the parameter's optimum, where the gap of a
 //!   symmetric step vanishes; the probe cannot tell the two apart).
@@ -49,9 +50,10 @@ use std::sync::Mutex;
 use sprt::{elo::elo_to_score, Estimate, Pentanomial, Trinomial};
 
 use super::gains::MIN_INT_C;
-use super::selfplay::SelfPlay;
+use super::selfplay::{tally, SelfPlay};
 use super::spsa_params::SpsaParam;
 use crate::error::{CliError, CliResult};
+use crate::play::game::PlayedGame;
 use crate::progress::Progress;
 
 /// Games per parameter when `--probe-games` is not given.
@@ -114,6 +116,8 @@ pub struct ProbeRow {
     pub games: Trinomial,
     /// Results of the θ + c_end side, by pair.
     pub pairs: Pentanomial,
+    /// Pairs whose two games were the same moves (the sides played alike).
+    pub mirrored: u64,
     /// The verdict.
     pub flag: Flag,
 }
@@ -150,13 +154,23 @@ impl ProbeRow {
     }
 }
 
-/// The verdict from the values played and the pairs.
-pub fn flag(plus: i64, minus: i64, pairs: &Pentanomial) -> Flag {
+/// Whether the two games of a pair are the same moves: with the colours swapped, the
+/// θ + c_end side played exactly what the θ − c_end side played.
+pub fn same_moves(games: &[PlayedGame; 2]) -> bool {
+    let [a, b] = games;
+    a.start_fen == b.start_fen
+        && a.moves.len() == b.moves.len()
+        && a.moves.iter().zip(&b.moves).all(|(x, y)| x.mv == y.mv)
+}
+
+/// The verdict from the values played, the pairs, and how many pairs were `mirrored`
+/// (their two games the same moves).
+pub fn flag(plus: i64, minus: i64, pairs: &Pentanomial, mirrored: u64) -> Flag {
     if plus == minus {
         return Flag::Identical;
     }
     let n = pairs.pairs();
-    if n > 0 && pairs.0[2] == n {
+    if n > 0 && mirrored == n {
         return Flag::NoEffect;
     }
     let e = pairs.estimate();
@@ -190,7 +204,6 @@ pub fn play(
     selfplay: &SelfPlay,
     params: &[SpsaParam],
     pairs: u64,
-    threads: usize,
     abort: &AtomicBool,
     progress: &Progress,
 ) -> CliResult<(Vec<ProbeRow>, bool)> {
@@ -201,6 +214,7 @@ pub fn play(
         let (plus, minus) = sides(p);
         let mut games = Trinomial::default();
         let mut pentanomial = Pentanomial::default();
+        let mut mirrored = 0;
         if plus != minus {
             let mut dev = start.clone();
             let mut base = start.clone();
@@ -209,19 +223,25 @@ pub fn play(
             let dev = selfplay.values(&names, &dev)?;
             let base = selfplay.values(&names, &base)?;
             let next = AtomicU64::new(0);
-            let results: Mutex<Vec<Option<Trinomial>>> = Mutex::new(vec![None; pairs as usize]);
+            let results: Mutex<Vec<Option<(Trinomial, bool)>>> =
+                Mutex::new(vec![None; pairs as usize]);
             let on_game = || progress.inc();
             std::thread::scope(|s| {
-                for _ in 0..threads.max(1) {
-                    s.spawn(|| loop {
+                for worker in 0..selfplay.workers() {
+                    let (next, results, dev, base, on_game) =
+                        (&next, &results, &dev, &base, &on_game);
+                    s.spawn(move || loop {
                         let k = next.fetch_add(1, Ordering::SeqCst);
                         if k >= pairs || abort.load(Ordering::SeqCst) {
                             break;
                         }
-                        let Some(t) = selfplay.play(k..k + 1, &dev, &base, abort, &on_game) else {
+                        let Some(games) = selfplay.play_on(worker, k, dev, base, abort, on_game)
+                        else {
                             break;
                         };
-                        results.lock().unwrap_or_else(|e| e.into_inner())[k as usize] = Some(t);
+                        let same = same_moves(&games);
+                        results.lock().unwrap_or_else(|e| e.into_inner())[k as usize] =
+                            Some((tally(&games), same));
                     });
                 }
             });
@@ -229,8 +249,9 @@ pub fn play(
             if abort.load(Ordering::SeqCst) || results.iter().any(Option::is_none) {
                 return Ok((rows, true));
             }
-            for t in results.into_iter().flatten() {
+            for (t, same) in results.into_iter().flatten() {
                 games += t;
+                mirrored += u64::from(same);
                 // A pair's points in half points: 2·W + D, the pentanomial bucket.
                 pentanomial.0[(2 * t.wins + t.draws) as usize] += 1;
             }
@@ -246,7 +267,8 @@ pub fn play(
             minus,
             games,
             pairs: pentanomial,
-            flag: flag(plus, minus, &pentanomial),
+            mirrored,
+            flag: flag(plus, minus, &pentanomial, mirrored),
         });
     }
     Ok((rows, false))
@@ -285,8 +307,17 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
         .unwrap_or(0)
         .max(9);
     out.push(format!(
-        "{:<w$}  {:>6}  {:>6}  {:>6}  {:>11}  {:>16}  {:<10}  {:>11}  {:>10}",
-        "parameter", "c_end", "+", "−", "W-D-L", "Elo gap", "verdict", "c_end→", "tune games"
+        "{:<w$}  {:>6}  {:>6}  {:>6}  {:>11}  {:>9}  {:>16}  {:<10}  {:>11}  {:>10}",
+        "parameter",
+        "c_end",
+        "+",
+        "−",
+        "W-D-L",
+        "same",
+        "Elo gap",
+        "verdict",
+        "c_end→",
+        "tune games"
     ));
     let mut draws = (0u64, 0u64);
     for r in rows {
@@ -315,12 +346,13 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
             _ => "-".to_string(),
         };
         out.push(format!(
-            "{:<w$}  {:>6}  {:>6}  {:>6}  {:>11}  {:>16}  {:<10}  {:>11}  {:>10}",
+            "{:<w$}  {:>6}  {:>6}  {:>6}  {:>11}  {:>9}  {:>16}  {:<10}  {:>11}  {:>10}",
             r.param.name,
             num(r.param.c_end),
             r.plus,
             r.minus,
             format!("{}-{}-{}", r.games.wins, r.games.draws, r.games.losses),
+            format!("{}/{}", r.mirrored, r.pairs.pairs()),
             gap,
             r.flag.word(),
             suggestion,
@@ -328,6 +360,10 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
         ));
     }
     out.push(String::new());
+    out.push(
+        "same: pairs whose two games were the same moves (with the colours swapped, both sides played alike)."
+            .to_string(),
+    );
     out.push(format!(
         "c_end→: keep (the gap is measurable), or ≥ the c_end at which θ ± c_end would differ by about {TARGET_GAP} Elo (the gap scales with c_end for a locally quadratic response). tune games: games for this gap to stand {Z_BUDGET}σ above the noise of W − L."
     ));
@@ -338,7 +374,7 @@ pub fn lines(rows: &[ProbeRow], pairs: u64, pairs_per_iteration: u64) -> Vec<Str
         .collect();
     if !bad.is_empty() {
         out.push(format!(
-            "No effect at ±c_end: {} (identical: θ ± c_end round to one value; no effect: every pair split 1–1, as engines that play alike do). Raise c_end or drop the parameter.",
+            "No effect at ±c_end: {} (identical: θ ± c_end round to one value; no effect: the two games of every pair were the same moves). Raise c_end or drop the parameter.",
             bad.join(", ")
         ));
     }
@@ -427,11 +463,13 @@ mod tests {
     #[test]
     fn flags_follow_the_pairs() {
         let p = |c: [u64; 5]| Pentanomial::new(c);
-        assert_eq!(flag(3, 3, &p([0; 5])), Flag::Identical);
-        assert_eq!(flag(4, 2, &p([0, 0, 100, 0, 0])), Flag::NoEffect);
-        assert_eq!(flag(4, 2, &p([10, 20, 40, 20, 10])), Flag::TooSmall);
-        assert_eq!(flag(4, 2, &p([2, 10, 40, 30, 18])), Flag::Measurable);
-        assert_eq!(flag(4, 2, &p([0, 0, 0, 0, 5])), Flag::Measurable);
+        assert_eq!(flag(3, 3, &p([0; 5]), 0), Flag::Identical);
+        assert_eq!(flag(4, 2, &p([0, 0, 100, 0, 0]), 100), Flag::NoEffect);
+        // All 1–1, but one pair's games differ: the engines did not play alike.
+        assert_eq!(flag(4, 2, &p([0, 0, 100, 0, 0]), 99), Flag::TooSmall);
+        assert_eq!(flag(4, 2, &p([10, 20, 40, 20, 10]), 0), Flag::TooSmall);
+        assert_eq!(flag(4, 2, &p([2, 10, 40, 30, 18]), 0), Flag::Measurable);
+        assert_eq!(flag(4, 2, &p([0, 0, 0, 0, 5]), 0), Flag::Measurable);
         assert_eq!(sides(&param(10.0, 0.4)), (10, 10));
         assert_eq!(sides(&param(10.0, 0.5)), (11, 10));
         assert_eq!(sides(&param(98.0, 6.0)), (100, 92));
@@ -447,7 +485,8 @@ mod tests {
                 minus: 46,
                 games: Trinomial::default(),
                 pairs,
-                flag: flag(54, 46, &pairs),
+                mirrored: 0,
+                flag: flag(54, 46, &pairs, 0),
             }
         };
         let r = row([2, 10, 40, 30, 18]);

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use engine::params::Params;
 use engine::types::Color;
-use rayon::prelude::*;
 use sprt::Trinomial;
 
 use crate::engines::player::{BuiltinPlayer, Player};
@@ -26,7 +25,7 @@ use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::book::OpeningBook;
 use crate::play::adjudication::{Adjudication, MatchAdjudicator};
-use crate::play::game::{play_game, GameSetup, Seats};
+use crate::play::game::{play_game, GameSetup, PlayedGame, Seats};
 
 /// One side of a worker: the builtin searcher or an external engine's process.
 #[allow(clippy::large_enum_variant)] // a few per thread, made once
@@ -72,7 +71,6 @@ pub enum Values {
 
 /// A pool of workers, each with a dev and a base engine.
 pub struct SelfPlay {
-    pool: rayon::ThreadPool,
     players: Vec<Mutex<[Seat; 2]>>,
     variant: Variant,
     adjudication: Adjudication,
@@ -91,13 +89,7 @@ impl SelfPlay {
         stall_timeout: Duration,
     ) -> CliResult<SelfPlay> {
         let threads = threads.max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("spar-tune-{i}"))
-            .build()
-            .map_err(|e| CliError::failure(format!("cannot start worker threads: {e}")))?;
         Ok(SelfPlay {
-            pool,
             players: (0..threads)
                 .map(|_| {
                     Ok(Mutex::new([
@@ -132,9 +124,10 @@ impl SelfPlay {
     }
 
     /// Plays pairs `pairs` (global pair indices: pair k plays opening k, once per colour)
-    /// between `dev` and `base`, in parallel. `on_game` is called (on worker threads) after
-    /// each game. Returns dev's wins, draws and losses, or `None` if `abort` was raised
-    /// before all games finished.
+    /// between `dev` and `base`, in parallel on the workers. `on_game` is called (on worker
+    /// threads) after each game. Returns dev's wins, draws and losses, or `None` if `abort`
+    /// was raised before all games finished.
+    #[allow(dead_code)] // the probe's (--probe) way in
     pub fn play(
         &self,
         pairs: std::ops::Range<u64>,
@@ -143,28 +136,45 @@ impl SelfPlay {
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
     ) -> Option<Trinomial> {
-        self.pool.install(|| {
-            let tallies: Option<Vec<Trinomial>> = pairs
-                .into_par_iter()
-                .map(|k| self.play_pair(k, dev, base, abort, on_game))
-                .collect();
-            tallies.map(|v| {
-                v.into_iter()
-                    .fold(Trinomial::default(), |total, t| total + t)
-            })
-        })
+        let next = std::sync::atomic::AtomicU64::new(pairs.start);
+        let total = Mutex::new(Some(Trinomial::default()));
+        std::thread::scope(|scope| {
+            for worker in 0..self.workers() {
+                let (next, total) = (&next, &total);
+                scope.spawn(move || loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if k >= pairs.end {
+                        return;
+                    }
+                    let games = self.play_on(worker, k, dev, base, abort, on_game);
+                    let mut t = total.lock().unwrap_or_else(|e| e.into_inner());
+                    match (games, t.as_mut()) {
+                        (Some(g), Some(sum)) => *sum += tally(&g),
+                        _ => *t = None,
+                    }
+                });
+            }
+        });
+        total.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn play_pair(
+    /// Worker threads (each with its own pair of engines).
+    pub fn workers(&self) -> usize {
+        self.players.len()
+    }
+
+    /// Plays pair `k` (opening `k`, dev White first) on worker `worker`'s engines, from any
+    /// thread; `None` if `abort` was raised first.
+    pub fn play_on(
         &self,
+        worker: usize,
         k: u64,
         dev: &Values,
         base: &Values,
         abort: &AtomicBool,
         on_game: &(dyn Fn() + Sync),
-    ) -> Option<Trinomial> {
-        let index = rayon::current_thread_index().unwrap_or(0) % self.players.len();
-        let mut slot = self.players[index]
+    ) -> Option<[PlayedGame; 2]> {
+        let mut slot = self.players[worker % self.players.len()]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let players = &mut *slot;
@@ -173,8 +183,8 @@ impl SelfPlay {
         let opening = self.book.opening(k);
         let limits = &self.variant.limits;
         let margin = self.variant.time_margin;
-        let mut tally = Trinomial::default();
         let [dev_player, base_player] = players;
+        let mut games = Vec::with_capacity(2);
         for dev_is_white in [true, false] {
             let setup = GameSetup {
                 start: &opening.position,
@@ -191,17 +201,24 @@ impl SelfPlay {
             let mut adjudicator = MatchAdjudicator::new(&self.adjudication);
             let game = play_game(Seats::Two(seats), &setup, &mut adjudicator, abort)?;
             on_game();
-            let dev = if dev_is_white {
-                Color::White
-            } else {
-                Color::Black
-            };
-            tally.record(match game.outcome.half_points(dev) {
-                2 => sprt::PlayerResult::Win,
-                1 => sprt::PlayerResult::Draw,
-                _ => sprt::PlayerResult::Loss,
-            });
+            games.push(game);
         }
-        Some(tally)
+        let [a, b]: [PlayedGame; 2] = games.try_into().ok()?;
+        Some([a, b])
     }
+}
+
+/// Dev's wins, draws and losses in a pair played by [`SelfPlay::play_on`] (dev White in the
+/// first game).
+pub fn tally(games: &[PlayedGame; 2]) -> Trinomial {
+    let mut t = Trinomial::default();
+    for (g, game) in games.iter().enumerate() {
+        let dev = if g == 0 { Color::White } else { Color::Black };
+        t.record(match game.outcome.half_points(dev) {
+            2 => sprt::PlayerResult::Win,
+            1 => sprt::PlayerResult::Draw,
+            _ => sprt::PlayerResult::Loss,
+        });
+    }
+    t
 }

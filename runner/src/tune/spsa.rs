@@ -72,8 +72,20 @@ impl Spsa {
         &self.theta
     }
 
-    /// The engines of iteration `k` (1-based).
+    /// The parameters.
+    pub fn params(&self) -> &[SpsaParam] {
+        &self.params
+    }
+
+    /// The engines of iteration `k` (1-based), perturbed from the current θ.
+    #[cfg(test)]
     pub fn perturb(&self, k: u64) -> Perturbation {
+        self.perturb_from(k, &self.theta)
+    }
+
+    /// The engines of iteration `k` (1-based), perturbed from `theta` (an earlier θ, when
+    /// iterations run ahead of the updates: see [`super::schedule`]).
+    pub fn perturb_from(&self, k: u64, theta: &[f64]) -> Perturbation {
         let mut rng = SplitMix64::new(mix_seed(self.seed, k));
         let n = self.params.len();
         let mut p = Perturbation {
@@ -84,7 +96,7 @@ impl Spsa {
             dev: Vec::with_capacity(n),
             base: Vec::with_capacity(n),
         };
-        for (param, &theta) in self.params.iter().zip(&self.theta) {
+        for (param, &theta) in self.params.iter().zip(theta) {
             let (c, r) = self.gains.at(param.c_end, param.r_end, k);
             let flip = if rng.next_u64() & 1 == 1 { 1.0 } else { -1.0 };
             let u = uniform(&mut rng);

@@ -622,7 +622,8 @@ fn is_held(csv: &Path) -> bool {
 /// the parameters' ranges and step sizes, the number of iterations and the start of the
 /// current session). The run is live while a `spar tune` holds the CSV's lock; games/s is
 /// that of the current session (games since it started over the time from its start to
-/// the CSV's last write), and the ETA the remaining games at that rate.
+/// the CSV's last write), and the ETA the remaining games at that rate. The verification
+/// SPRT's verdict, when the record has one, is one of the extra lines.
 pub fn from_csv(path: &Path) -> CliResult<TuneView> {
     let contents = trajectory::read(path).map_err(CliError::usage)?;
     let record_path: PathBuf = run_record::path_for(path);
@@ -695,6 +696,10 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(w, |d| d.as_secs_f64());
         extra_lines.push(format!("Last row written {} ago", human(now - w)));
+    }
+    // The verification SPRT's verdict, once the run has one.
+    if let Some(v) = record.get("verify") {
+        extra_lines.push(crate::cmd::tune::verdict_line(v));
     }
     if done < iterations && !live {
         extra_lines.push(format!(
