@@ -178,7 +178,7 @@ fn verify_cluster(
     cpus: usize,
 ) -> CliResult {
     let vdir = verify_dir(dir);
-    let json = vdir.join("verify.json");
+    let json = verify_json(dir);
     let mut argv = verify_argv(args, s, finals);
     argv.extend([
         "--slurm".to_string(),
@@ -219,6 +219,11 @@ fn verify_cluster(
         }
     }
     Ok(())
+}
+
+/// The JSON summary of a cluster tune's verification SPRT (beside its run directory).
+pub fn verify_json(dir: &Path) -> std::path::PathBuf {
+    dir.join("verify.json")
 }
 
 /// Where a cluster tune's verification SPRT runs.
@@ -328,8 +333,7 @@ pub fn status_lines(dir: &Path, m: &Manifest) -> CliResult<Vec<String>> {
     }
     let vdir = verify_dir(dir);
     if Manifest::path(&vdir).exists() {
-        let json = vdir.join("verify.json");
-        lines.push(match super::tune::read_verdict(&json) {
+        lines.push(match super::tune::read_verdict(&verify_json(dir)) {
             Some(v) => verdict_line(&v),
             None => format!(
                 "Verification SPRT running: `spar status {}`",
