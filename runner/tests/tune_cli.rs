@@ -679,7 +679,7 @@ fn the_verification_sprt_of_a_bad_set_ends_h0_and_is_recorded() {
     let record = json(&d.join("t.csv.run.json"));
     assert_eq!(record["verify"]["decision"], "H0", "{record}");
     let games = record["verify"]["games"].as_u64().unwrap();
-    assert!(games >= 2 && games % 2 == 0, "{record}");
+    assert!(games >= 2 && games.is_multiple_of(2), "{record}");
     // The verification's games are resumable like any SPRT's: resuming a finished run
     // replays nothing and gives the same verdict.
     let again = ok(&run_in(d, &argv(&format!("{line} --resume"))));
