@@ -1330,3 +1330,58 @@ const BAD_SET: &str = "rfp_margin, int, 75, 20, 200, 60, 40\n\
                        lmr_base, int, 75, 0, 200, 60, 40\n\
                        futility_margin, int, 90, 20, 300, 60, 40\n\
                        nmp_base, int, 3, 1, 6, 2, 40\n";
+
+#[test]
+fn tune_shards_run_one_after_another_help_each_other_and_merge_to_the_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tune = TUNE.replace("--iterations 40", "--iterations 6");
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "{tune} --slurm --plan-only --run-dir run --shards 3 --csv s.csv --out s.txt"
+        )))
+        .output()
+        .unwrap();
+    assert!(ok(&planned).contains("spar shard"), "{}", stdout(&planned));
+    let r = d.join("run");
+    let r = path_str(&r);
+    // Each shard alone: waiting for pairs of shards that do not run, it plays them itself
+    // (after SPAR_TUNE_PATIENCE seconds without progress) without recording them.
+    for i in ["0", "1", "2"] {
+        let o = spar()
+            .current_dir(d)
+            .args(["shard", r, "--index", i, "--concurrency", "2"])
+            .env("SPAR_TUNE_PATIENCE", "0.2")
+            .output()
+            .unwrap();
+        ok(&o);
+    }
+    assert_eq!(
+        lines_in(&d.join("run/shards/2/results.csv")),
+        1 + 2 * 4,
+        "shard 2 recorded its 4 pairs (2, 5, 8, 11) only"
+    );
+    let merged = ok(&run(&["merge", r]));
+    ok(&run_in(
+        d,
+        &argv(&format!("{tune} --concurrency 2 --csv l.csv --out l.txt")),
+    ));
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.csv")).unwrap(),
+        std::fs::read_to_string(d.join("l.csv")).unwrap()
+    );
+    assert!(
+        merged.contains("SPSA: 6/6 iterations, 24 games on 3 shards"),
+        "{merged}"
+    );
+    // A tune's run directory refuses another command's --resume, and --concurrency.
+    usage_error(
+        &run_in(
+            d,
+            &argv(&format!("{tune} --slurm --run-dir run --concurrency 2")),
+        ),
+        "--concurrency does not apply to --slurm",
+    );
+}
