@@ -1376,7 +1376,7 @@ fn tune_shards_run_one_after_another_help_each_other_and_merge_to_the_local_run(
         merged.contains("SPSA: 6/6 iterations, 24 games on 3 shards"),
         "{merged}"
     );
-    // A tune's run directory refuses another command's --resume, and --concurrency.
+    // --concurrency does not apply to a cluster tune; nor does a match's --resume.
     usage_error(
         &run_in(
             d,
@@ -1384,4 +1384,32 @@ fn tune_shards_run_one_after_another_help_each_other_and_merge_to_the_local_run(
         ),
         "--concurrency does not apply to --slurm",
     );
+    usage_error(
+        &run_in(
+            d,
+            &argv(&format!(
+                "{MATCH} --each nodes=300 --games 2 --slurm --plan-only --run-dir run --resume"
+            )),
+        ),
+        "--plan-only writes a new run",
+    );
+    // The --params file is pinned: a shard of a run whose file changed refuses to play.
+    std::fs::write(d.join("p.txt"), "rfp_margin, int, 75, 20, 200, 6, 0.002\n").unwrap();
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(
+            "tune --no-verify --params p.txt --each nodes=300 --iterations 2 --slurm --plan-only --run-dir run2 --shards 2",
+        ))
+        .output()
+        .unwrap();
+    ok(&planned);
+    std::fs::write(d.join("p.txt"), "rfp_margin, int, 80, 20, 200, 6, 0.002\n").unwrap();
+    let o = spar()
+        .current_dir(d)
+        .args(["shard", path_str(&d.join("run2")), "--index", "0"])
+        .output()
+        .unwrap();
+    usage_error(&o, "--params");
+    assert!(d.join("run2/shards/0/failed.json").exists());
 }
