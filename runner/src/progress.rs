@@ -108,6 +108,15 @@ impl Progress {
         }
     }
 
+    /// Prints a warning on stderr: above the bar, or plainly when there is none (also when
+    /// quiet).
+    pub fn warn(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {

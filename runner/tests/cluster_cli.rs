@@ -1178,3 +1178,238 @@ fn slurm_tools_that_fail_or_hang_neither_hang_spar_nor_lose_the_merge() {
     assert!(why.contains("sbatch did not answer within 1 s"), "{why}");
     assert!(why.contains("--resume finds it by its job name"), "{why}");
 }
+
+/// A tune of two search parameters with a delay of 3 iterations (so shards work ahead).
+const TUNE: &str = "tune --no-verify --param rfp_margin --param lmr_base --each nodes=400 \
+                    --iterations 40 --pairs-per-iteration 2 --delay 3 --seed 7 --quiet";
+
+#[test]
+fn a_sharded_tune_is_the_local_tune_whatever_the_shards() {
+    let Some(conf) = cluster("a_sharded_tune_is_the_local_tune_whatever_the_shards") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{TUNE} --concurrency 2 --csv l.csv --out l.txt"),
+    ));
+    let trajectory = std::fs::read_to_string(d.join("l.csv")).unwrap();
+    assert_eq!(trajectory.lines().count(), 42, "header, start and 40 rows");
+    for shards in [1, 4, 16] {
+        let o = run_at(
+            d,
+            &conf,
+            &format!("{TUNE} --slurm --run-dir run{shards} --shards {shards} --csv s{shards}.csv --out s{shards}.txt"),
+        );
+        let out = ok(&o);
+        assert_eq!(
+            std::fs::read_to_string(d.join(format!("s{shards}.csv"))).unwrap(),
+            trajectory,
+            "--shards {shards}: the trajectory of the local run, byte for byte"
+        );
+        assert_eq!(
+            std::fs::read(d.join(format!("s{shards}.txt"))).unwrap(),
+            std::fs::read(d.join("l.txt")).unwrap()
+        );
+        // The same final values in the same forms.
+        let values = |s: &str| s[s.find("Parameter values").unwrap()..].to_string();
+        assert_eq!(
+            values(&out).replace(&format!("s{shards}.txt"), "l.txt"),
+            values(&local)
+        );
+        let status = ok(&run_at(d, &conf, &format!("status run{shards}")));
+        assert!(
+            status.contains("SPSA: 40/40 iterations applied (160 games; --delay 3)"),
+            "{status}"
+        );
+    }
+    // Another delay is another schedule: another trajectory.
+    ok(&run_at(
+        d,
+        &conf,
+        &format!(
+            "{} --concurrency 2 --csv d0.csv",
+            TUNE.replace("--delay 3", "--delay 0")
+        ),
+    ));
+    assert_ne!(
+        std::fs::read_to_string(d.join("d0.csv")).unwrap(),
+        trajectory
+    );
+}
+
+#[test]
+fn a_tune_survives_a_cancelled_task_and_a_killed_coordinator() {
+    let Some(conf) = cluster("a_tune_survives_a_cancelled_task_and_a_killed_coordinator") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = format!(
+        "{} --slurm --run-dir run --shards 4 --csv s.csv",
+        TUNE.replace("nodes=400", "nodes=1500")
+    );
+    let mut coordinator = spar_at(d, &conf)
+        .args(argv(&line))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = d.join("run");
+    wait_for_lines(
+        &run_dir.join("shards/1/results.csv"),
+        5,
+        Duration::from_millis(50),
+        "shard 1 records two pairs",
+    );
+    let job = first_job(&run_dir);
+    let status = Command::new("scancel")
+        .env("SLURM_CONF", &conf)
+        .arg(format!("{job}_1"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // kill -9 of the coordinator.
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let o = run_at(d, &conf, &format!("{line} --resume"));
+    ok(&o);
+    ok(&run_at(
+        d,
+        &conf,
+        &format!(
+            "{} --concurrency 2 --csv l.csv",
+            TUNE.replace("nodes=400", "nodes=1500")
+        ),
+    ));
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.csv")).unwrap(),
+        std::fs::read_to_string(d.join("l.csv")).unwrap(),
+        "the uninterrupted trajectory"
+    );
+    let jobs = json(&run_dir.join("jobs.json"));
+    assert_eq!(jobs["resubmitted"]["1"], 1, "shard 1 resubmitted: {jobs}");
+    assert!(!shard_processes(&run_dir));
+}
+
+#[test]
+fn a_sharded_tune_verifies_its_values_and_a_bad_set_ends_h0() {
+    let Some(conf) = cluster("a_sharded_tune_verifies_its_values_and_a_bad_set_ends_h0") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Huge steps slam the parameters to their bounds after two iterations; with this seed
+    // they land on "no pruning" values, far weaker at a node limit.
+    std::fs::write(d.join("bad.txt"), BAD_SET).unwrap();
+    let o = run_at(
+        d,
+        &conf,
+        "tune --params bad.txt --each nodes=400 --iterations 2 --pairs-per-iteration 2 --seed 6 \
+         --verify-elo1 40 --slurm --run-dir run --shards 2 --cpus-per-shard 1 --csv s.csv --quiet",
+    );
+    let out = ok(&o);
+    assert!(out.contains("rfp_margin, 200"), "{out}");
+    assert!(
+        out.contains("Verification SPRT tuned vs start: failed (H0"),
+        "{out}"
+    );
+    let record = json(&d.join("s.csv.run.json"));
+    assert_eq!(record["verify"]["decision"], "H0", "{record}");
+    let verify = d.join("run/verify");
+    assert!(verify.join("manifest.json").exists());
+    let status = ok(&run_at(d, &conf, "status run"));
+    assert!(status.contains("failed (H0"), "{status}");
+    assert!(!shard_processes(&verify));
+}
+
+/// Tuned values that a node-limited match shows to be much weaker (see the test above).
+const BAD_SET: &str = "rfp_margin, int, 75, 20, 200, 60, 40\n\
+                       lmr_base, int, 75, 0, 200, 60, 40\n\
+                       futility_margin, int, 90, 20, 300, 60, 40\n\
+                       nmp_base, int, 3, 1, 6, 2, 40\n";
+
+#[test]
+fn tune_shards_run_one_after_another_help_each_other_and_merge_to_the_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tune = TUNE.replace("--iterations 40", "--iterations 6");
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "{tune} --slurm --plan-only --run-dir run --shards 3 --csv s.csv --out s.txt"
+        )))
+        .output()
+        .unwrap();
+    assert!(ok(&planned).contains("spar shard"), "{}", stdout(&planned));
+    let r = d.join("run");
+    let r = path_str(&r);
+    // Each shard alone: waiting for pairs of shards that do not run, it plays them itself
+    // (after SPAR_TUNE_PATIENCE seconds without progress) without recording them.
+    for i in ["0", "1", "2"] {
+        let o = spar()
+            .current_dir(d)
+            .args(["shard", r, "--index", i, "--concurrency", "2"])
+            .env("SPAR_TUNE_PATIENCE", "0.2")
+            .output()
+            .unwrap();
+        ok(&o);
+    }
+    assert_eq!(
+        lines_in(&d.join("run/shards/2/results.csv")),
+        1 + 2 * 4,
+        "shard 2 recorded its 4 pairs (2, 5, 8, 11) only"
+    );
+    let merged = ok(&run(&["merge", r]));
+    ok(&run_in(
+        d,
+        &argv(&format!("{tune} --concurrency 2 --csv l.csv --out l.txt")),
+    ));
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.csv")).unwrap(),
+        std::fs::read_to_string(d.join("l.csv")).unwrap()
+    );
+    assert!(
+        merged.contains("SPSA: 6/6 iterations, 24 games on 3 shards"),
+        "{merged}"
+    );
+    // --concurrency does not apply to a cluster tune; nor does a match's --resume.
+    usage_error(
+        &run_in(
+            d,
+            &argv(&format!("{tune} --slurm --run-dir run --concurrency 2")),
+        ),
+        "--concurrency does not apply to --slurm",
+    );
+    usage_error(
+        &run_in(
+            d,
+            &argv(&format!(
+                "{MATCH} --each nodes=300 --games 2 --slurm --plan-only --run-dir run --resume"
+            )),
+        ),
+        "--plan-only writes a new run",
+    );
+    // The --params file is pinned: a shard of a run whose file changed refuses to play.
+    std::fs::write(d.join("p.txt"), "rfp_margin, int, 75, 20, 200, 6, 0.002\n").unwrap();
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(
+            "tune --no-verify --params p.txt --each nodes=300 --iterations 2 --slurm --plan-only --run-dir run2 --shards 2",
+        ))
+        .output()
+        .unwrap();
+    ok(&planned);
+    std::fs::write(d.join("p.txt"), "rfp_margin, int, 80, 20, 200, 6, 0.002\n").unwrap();
+    let o = spar()
+        .current_dir(d)
+        .args(["shard", path_str(&d.join("run2")), "--index", "0"])
+        .output()
+        .unwrap();
+    usage_error(&o, "--params");
+    assert!(d.join("run2/shards/0/failed.json").exists());
+}

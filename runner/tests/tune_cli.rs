@@ -650,3 +650,142 @@ fn an_external_engine_that_hangs_at_uci_is_one_line() {
     usage_error(&o, "did not answer 'uci' with 'uciok' within 10.0s");
     assert!(!dir.path().join("run.csv").exists());
 }
+
+/// Tuned values that a node-limited match shows to be much weaker: huge steps slam the
+/// parameters to their bounds after two iterations; with seed 6 they land on "no pruning"
+/// values (rfp_margin 200, lmr_base 0, futility_margin 300, nmp_base 1).
+const BAD_SET: &str = "rfp_margin, int, 75, 20, 200, 60, 40\n\
+                       lmr_base, int, 75, 0, 200, 60, 40\n\
+                       futility_margin, int, 90, 20, 300, 60, 40\n\
+                       nmp_base, int, 3, 1, 6, 2, 40\n";
+
+#[test]
+fn the_verification_sprt_of_a_bad_set_ends_h0_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bad.txt"), BAD_SET).unwrap();
+    let line = "tune --params bad.txt --each nodes=400 --iterations 2 --pairs-per-iteration 2 \
+                --seed 6 --concurrency 2 --verify-elo1 40 --csv t.csv --quiet";
+    let out = ok(&run_in(d, &argv(line)));
+    assert!(
+        out.contains("rfp_margin, 200\nlmr_base, 0\nfutility_margin, 300\nnmp_base, 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("Score of tuned vs start:"), "{out}");
+    assert!(
+        out.contains("Verification SPRT tuned vs start: failed (H0: the tuned values are not better; keep the start values)"),
+        "{out}"
+    );
+    let record = json(&d.join("t.csv.run.json"));
+    assert_eq!(record["verify"]["decision"], "H0", "{record}");
+    let games = record["verify"]["games"].as_u64().unwrap();
+    assert!(games >= 2 && games.is_multiple_of(2), "{record}");
+    // The verification's games are resumable like any SPRT's: resuming a finished run
+    // replays nothing and gives the same verdict.
+    let again = ok(&run_in(d, &argv(&format!("{line} --resume"))));
+    assert!(again.contains("failed (H0"), "{again}");
+    assert_eq!(json(&d.join("t.csv.run.json"))["verify"]["games"], games);
+    // --verify-each replaces the limit; --no-verify skips it.
+    let skipped = ok(&run_in(
+        d,
+        &argv(&line.replace("--csv t.csv", "--no-verify")),
+    ));
+    assert!(!skipped.contains("Verification"), "{skipped}");
+}
+
+#[test]
+fn a_crash_under_a_perturbation_is_recorded_with_both_sets_and_a_replay() {
+    if !Path::new("/usr/bin/python3").exists() {
+        missing_client(
+            "a_crash_under_a_perturbation_is_recorded_with_both_sets_and_a_replay",
+            "python3 is missing (apt-get install python3)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // spar's engine behind a proxy that dies on `go` when its rfp_margin is above 75.
+    let shim = d.join("fragile");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/usr/bin/python3\n\
+             import subprocess, sys\n\
+             p = subprocess.Popen(['{}', 'uci'], stdin=subprocess.PIPE, text=True, bufsize=1)\n\
+             fragile = False\n\
+             for line in sys.stdin:\n\
+             \x20   if line.startswith('setoption name rfp_margin value'):\n\
+             \x20       fragile = int(line.split()[-1]) > 75\n\
+             \x20   if line.startswith('go') and fragile:\n\
+             \x20       p.kill()\n\
+             \x20       sys.exit(3)\n\
+             \x20   p.stdin.write(line)\n\
+             \x20   p.stdin.flush()\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("p.txt"), "rfp_margin, int, 75, 20, 200, 6, 0.002\n").unwrap();
+    let o = run_in(
+        d,
+        &argv(
+            "tune --no-verify --params p.txt --engine cmd=./fragile --each nodes=300 \
+             --iterations 1 --pairs-per-iteration 1 --seed 2 --concurrency 1 --csv t.csv --quiet",
+        ),
+    );
+    ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("crash: pair 0 (iteration 1), game 1: engine '"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(d.join("t.csv.crashes.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "both games of the pair crash: {text}");
+    for r in &records {
+        let (dev, base) = (
+            r["dev"]["rfp_margin"].as_i64().unwrap(),
+            r["base"]["rfp_margin"].as_i64().unwrap(),
+        );
+        assert!(dev != base && dev.max(base) > 75, "{r}");
+        let who = r["engine"].as_str().unwrap();
+        assert_eq!(
+            who == "dev",
+            dev > 75,
+            "the engine with the larger value crashed: {r}"
+        );
+        assert_eq!(r["termination"], "crash");
+        let replay = r["replay"].as_str().unwrap();
+        assert!(
+            replay.starts_with("spar match --engine name=dev "),
+            "{replay}"
+        );
+        assert!(
+            replay.contains(" cmd=./fragile ") && replay.contains("nodes=300"),
+            "{replay}"
+        );
+        assert!(
+            replay.contains("--book t.csv.crash-pair-0.epd "),
+            "{replay}"
+        );
+        assert!(replay.contains(&format!("option.rfp_margin={dev}")));
+    }
+    // The replay command plays the pair again, and the engine crashes again.
+    let replay = records[0]["replay"].as_str().unwrap().replacen(
+        "spar ",
+        &format!("{} ", env!("CARGO_BIN_EXE_spar")),
+        1,
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &replay])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(out.contains("Score of dev vs base:"), "{out}");
+    assert!(out.to_lowercase().contains("crash"), "{out}");
+}

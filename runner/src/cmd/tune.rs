@@ -511,8 +511,7 @@ fn local(args: TuneArgs) -> CliResult {
         t.losses,
     );
     // The averaged θ (what --out writes and the verification plays) beside the last iterate.
-    let starts: Vec<f64> = s.params.iter().map(|p| p.start).collect();
-    let (values, finals) = report::tune_values(&s.names, &starts, &sink.history, s.external());
+    let (values, finals) = tuned_values(&s, &sink.history);
     report_values(&head, &values, &finals, args.out.as_deref())?;
     if let Some(e) = failure {
         return Err(e);
@@ -539,13 +538,12 @@ fn local(args: TuneArgs) -> CliResult {
     Ok(())
 }
 
-/// The final values: θ rounded to integers.
-pub(crate) fn final_values(names: &[String], theta: &[f64]) -> Vec<(String, i64)> {
-    names
-        .iter()
-        .zip(theta)
-        .map(|(n, &t)| (n.clone(), t.round() as i64))
-        .collect()
+/// The final values of a run whose trajectory is `rows` (row 0 the start): the text printed
+/// at the end (the averaged θ beside the last iterate, see [`report::tune_values`]) and the
+/// averaged values, rounded — what `--out` writes and the verification plays.
+pub(crate) fn tuned_values(s: &Setup, rows: &[Row]) -> (String, Vec<(String, i64)>) {
+    let starts: Vec<f64> = s.params.iter().map(|p| p.start).collect();
+    report::tune_values(&s.names, &starts, rows, s.external())
 }
 
 /// Prints the run's summary line and its final values (`values`, the text of
@@ -566,28 +564,6 @@ pub(crate) fn report_values(
         stdout::print(&format!("\nWrote {}\n", path.display()))?;
     }
     printed
-}
-
-/// The final values as OpenBench lines, `setoption` lines and (for spar's own engine) Rust
-/// constants.
-pub(crate) fn values_text(finals: &[(String, i64)], external: bool) -> String {
-    if external {
-        // An external engine takes the values as UCI options (the Rust form is spar's).
-        format!(
-            "\nParameter values (`name, value`):\n{}\nUCI:\n{}",
-            report::openbench_lines(finals),
-            report::setoption_lines(finals)
-        )
-    } else {
-        format!(
-            "\nParameter values (OpenBench, `--engine … params=FILE`):\n{}\
-             \nUCI:\n{}\
-             \nRust:\n{}",
-            report::openbench_lines(finals),
-            report::setoption_lines(finals),
-            report::rust_constants(finals)
-        )
-    }
 }
 
 /// A local run's sink: the trajectory CSV, the progress line, the tally and crashes, and

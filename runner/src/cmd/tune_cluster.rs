@@ -14,9 +14,7 @@ use std::path::Path;
 
 use engine::rng::pair_seed;
 
-use super::tune::{
-    check_engine, final_values, setup, values_text, verdict_line, verify_argv, Setup, TuneArgs,
-};
+use super::tune::{check_engine, setup, tuned_values, verdict_line, verify_argv, Setup, TuneArgs};
 use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::manifest::{files_in_words, Manifest};
 use crate::cluster::merge::Merged;
@@ -162,8 +160,8 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
     }
     // The tune is complete (the coordinator fails otherwise): verify its values, as a
     // cluster SPRT of its own in RUN_DIR/verify.
-    let (tuner, _) = replay(&cluster.dir, &manifest, &s)?;
-    let finals = final_values(&s.names, tuner.theta());
+    let (_, rows) = replay(&cluster.dir, &manifest, &s)?;
+    let (_, finals) = tuned_values(&s, &rows);
     verify_cluster(&args, &s, &cluster.dir, &finals, cpus)
 }
 
@@ -178,7 +176,7 @@ fn verify_cluster(
     cpus: usize,
 ) -> CliResult {
     let vdir = verify_dir(dir);
-    let json = vdir.join("verify.json");
+    let json = verify_json(dir);
     let mut argv = verify_argv(args, s, finals);
     argv.extend([
         "--slurm".to_string(),
@@ -219,6 +217,11 @@ fn verify_cluster(
         }
     }
     Ok(())
+}
+
+/// The JSON summary of a cluster tune's verification SPRT (beside its run directory).
+pub fn verify_json(dir: &Path) -> std::path::PathBuf {
+    dir.join("verify.json")
 }
 
 /// Where a cluster tune's verification SPRT runs.
@@ -271,7 +274,7 @@ pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
         }
         run_record::write("--csv", csv, "tune", &s.fields, extra)?;
     }
-    let finals = final_values(&s.names, tuner.theta());
+    let (values, finals) = tuned_values(&s, &rows);
     let head = format!(
         "SPSA: {}/{} iterations, {} games on {} shards ({done_pairs} pairs recorded)",
         tuner.done(),
@@ -280,11 +283,7 @@ pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
         m.shards
     );
     let mut lines = vec![head];
-    lines.extend(
-        values_text(&finals, s.external())
-            .lines()
-            .map(str::to_string),
-    );
+    lines.extend(values.lines().map(str::to_string));
     if let Some(out) = &args.out {
         write_atomically(out, &crate::tune::report::openbench_lines(&finals))
             .map_err(|e| CliError::failure(format!("cannot write --out {}: {e}", out.display())))?;
@@ -328,8 +327,7 @@ pub fn status_lines(dir: &Path, m: &Manifest) -> CliResult<Vec<String>> {
     }
     let vdir = verify_dir(dir);
     if Manifest::path(&vdir).exists() {
-        let json = vdir.join("verify.json");
-        lines.push(match super::tune::read_verdict(&json) {
+        lines.push(match super::tune::read_verdict(&verify_json(dir)) {
             Some(v) => verdict_line(&v),
             None => format!(
                 "Verification SPRT running: `spar status {}`",

@@ -86,7 +86,7 @@ impl Crashes {
             }
             self.count += 1;
             let line = self.record(pair, g, game, engines)?;
-            progress.println(&line);
+            progress.warn(&line);
         }
         Ok(())
     }
@@ -138,9 +138,9 @@ impl Crashes {
             w.join(" ")
         };
         let book = self.file.as_ref().map(|f| {
-            let mut name = f.file_name().unwrap_or_default().to_os_string();
-            name.push(format!(".pair-{pair}.epd"));
-            f.with_file_name(name)
+            let name = f.file_name().unwrap_or_default().to_string_lossy();
+            let stem = name.strip_suffix("crashes.jsonl").unwrap_or(&name);
+            f.with_file_name(format!("{stem}crash-pair-{pair}.epd"))
         });
         let book_word = book
             .as_ref()

@@ -3,6 +3,13 @@
 //! is known, plays it, and records it; complete iterations are applied in order. The same
 //! loop runs a local tune (all pairs) and one shard of a cluster tune (its stride of pairs,
 //! with the other shards' pairs read from their records while it waits).
+//!
+//! A shard never waits forever for a peer: when no pair has been recorded anywhere for
+//! [`patience`] while a worker waits, the worker plays the first missing pair of the next
+//! iteration itself, counts it and does not record it (the shard it belongs to plays and
+//! records it when it runs; the games are the same). So shards that do not all run at once
+//! — a partition smaller than the array, shards run one after another by hand — still
+//! finish, at the cost of repeated games.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +48,12 @@ struct Engines {
 
 struct Shared<'a> {
     tuner: Tuner,
+    /// When a pair was last recorded (here or elsewhere).
+    progress_at: Instant,
+    /// Pairs of other processes this one is playing.
+    helping: std::collections::BTreeSet<u64>,
+    /// Time spent per pair played here, and pairs played.
+    played: (Duration, u32),
     next: usize,
     engines: BTreeMap<u64, Arc<Engines>>,
     error: Option<CliError>,
@@ -67,6 +80,9 @@ pub fn run(
 ) -> (Tuner, Option<CliError>) {
     let shared = Mutex::new(Shared {
         tuner,
+        progress_at: Instant::now(),
+        helping: Default::default(),
+        played: (Duration::ZERO, 0),
         next: 0,
         engines: BTreeMap::new(),
         error: None,
@@ -99,6 +115,9 @@ fn poll(s: &mut Shared, wake: &Condvar) -> CliResult {
     let from = s.tuner.frontier();
     let found = s.sink.poll(from)?;
     for (pair, score) in found {
+        if !s.tuner.is_recorded(pair) {
+            s.progress_at = Instant::now();
+        }
         s.tuner.record(pair, score);
     }
     applied(s, wake)
@@ -114,6 +133,32 @@ fn applied(s: &mut Shared, wake: &Condvar) -> CliResult {
     s.engines.retain(|&j, _| j > done);
     wake.notify_all();
     s.sink.rows(&rows, &s.tuner)
+}
+
+/// How long a waiting worker waits with no pair recorded anywhere before it plays a
+/// missing pair of another process itself: `SPAR_TUNE_PATIENCE` seconds, else ten times
+/// this process's mean time per pair, at least two minutes.
+fn patience(s: &Shared) -> Duration {
+    if let Some(secs) = std::env::var("SPAR_TUNE_PATIENCE")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+    {
+        return Duration::from_secs_f64(secs);
+    }
+    let (time, n) = s.played;
+    let mean = if n == 0 { Duration::ZERO } else { time / n };
+    (mean * 10).max(Duration::from_secs(120))
+}
+
+/// The first pair of the next iteration that nobody here has: not recorded, not one of
+/// this process's own (`mine`, sorted), not being helped already.
+fn missing(s: &Shared, mine: &[u64]) -> Option<u64> {
+    let first = s.tuner.frontier();
+    let per = s.tuner.schedule().pairs_per_iteration;
+    (first..first + per).find(|&k| {
+        !s.tuner.is_recorded(k) && mine.binary_search(&k).is_err() && !s.helping.contains(&k)
+    })
 }
 
 fn fail(s: &mut Shared, wake: &Condvar, e: CliError) {
@@ -174,18 +219,35 @@ fn work(
                     }
                     continue;
                 }
+                if s.progress_at.elapsed() >= patience(&s) {
+                    if let Some(k) = missing(&s, pairs) {
+                        s.helping.insert(k);
+                        drop(s);
+                        let helped = help(worker, k, selfplay, names, shared, wake, abort);
+                        s = lock(shared);
+                        s.helping.remove(&k);
+                        if let Err(e) = helped {
+                            return fail(&mut s, wake, e);
+                        }
+                        continue;
+                    }
+                }
                 s = wake
                     .wait_timeout(s, POLL_EVERY)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
         };
+        let started = Instant::now();
         let Some(games) =
             selfplay.play_on(worker, pair, &engines.dev, &engines.base, abort, &|| {})
         else {
             return;
         };
         let mut s = lock(shared);
+        s.played.0 += started.elapsed();
+        s.played.1 += 1;
+        s.progress_at = Instant::now();
         if let Err(e) = s.sink.pair(pair, &games, &engines.perturbation) {
             return fail(&mut s, wake, e);
         }
@@ -194,4 +256,36 @@ fn work(
             return fail(&mut s, wake, e);
         }
     }
+}
+
+/// Plays pair `k` of another process (of the next iteration, whose θ is known) and counts
+/// it without recording it.
+fn help(
+    worker: usize,
+    k: u64,
+    selfplay: &SelfPlay,
+    names: &[String],
+    shared: &Mutex<Shared>,
+    wake: &Condvar,
+    abort: &AtomicBool,
+) -> CliResult {
+    let perturbation = {
+        let s = lock(shared);
+        let j = s.tuner.schedule().iteration_of(k);
+        match s.tuner.perturbation(j) {
+            Some(p) => p,
+            None => return Ok(()),
+        }
+    };
+    let dev = selfplay.values(names, &perturbation.dev)?;
+    let base = selfplay.values(names, &perturbation.base)?;
+    let Some(games) = selfplay.play_on(worker, k, &dev, &base, abort, &|| {}) else {
+        return Ok(());
+    };
+    let mut s = lock(shared);
+    if !s.tuner.is_recorded(k) {
+        s.progress_at = Instant::now();
+    }
+    s.tuner.record(k, score(&games));
+    applied(&mut s, wake)
 }

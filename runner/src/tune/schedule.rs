@@ -148,6 +148,15 @@ impl Tuner {
         Some(self.spsa.perturb_from(j, theta))
     }
 
+    /// Whether pair `pair`'s result is known (recorded, or part of an applied iteration).
+    pub fn is_recorded(&self, pair: u64) -> bool {
+        pair < self.frontier()
+            || self
+                .pending
+                .get(&self.schedule.iteration_of(pair))
+                .is_some_and(|p| p.pairs.contains(&pair))
+    }
+
     /// Records pair `pair`'s result, dev's wins minus losses over its two games. A pair of
     /// an applied iteration, or one recorded before, is ignored.
     pub fn record(&mut self, pair: u64, score: i64) {
