@@ -1413,3 +1413,47 @@ fn tune_shards_run_one_after_another_help_each_other_and_merge_to_the_local_run(
     usage_error(&o, "--params");
     assert!(d.join("run2/shards/0/failed.json").exists());
 }
+
+#[test]
+fn a_tune_shard_killed_at_any_write_resumes_to_the_local_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tune = TUNE.replace("--iterations 40", "--iterations 4");
+    ok(&run_in(
+        d,
+        &argv(&format!("{tune} --concurrency 2 --csv l.csv")),
+    ));
+    for at in 1..=3 {
+        let run_dir = d.join(format!("run{at}"));
+        let r = path_str(&run_dir);
+        ok(&spar()
+            .current_dir(d)
+            .env("PATH", "/nonexistent")
+            .args(argv(&format!(
+                "{tune} --slurm --plan-only --run-dir {r} --shards 2 --csv s{at}.csv"
+            )))
+            .output()
+            .unwrap());
+        let shard = |i: &str, kill: Option<u32>| {
+            let mut c = spar();
+            c.current_dir(d)
+                .args(["shard", r, "--index", i, "--concurrency", "1"])
+                .env("SPAR_TUNE_PATIENCE", "0.2");
+            if let Some(k) = kill {
+                c.env("SPAR_TEST_KILL_AT", k.to_string());
+            }
+            c.output().unwrap()
+        };
+        // Stopped dead right after its at-th row (a pair is two rows: odd = a torn pair).
+        let killed = shard("0", Some(at));
+        assert_eq!(killed.status.code(), Some(137), "{}", stderr(&killed));
+        ok(&shard("0", None));
+        ok(&shard("1", None));
+        ok(&run(&["merge", r]));
+        assert_eq!(
+            std::fs::read_to_string(d.join(format!("s{at}.csv"))).unwrap(),
+            std::fs::read_to_string(d.join("l.csv")).unwrap(),
+            "shard 0 killed after row {at}"
+        );
+    }
+}

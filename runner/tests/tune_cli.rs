@@ -789,3 +789,33 @@ fn a_crash_under_a_perturbation_is_recorded_with_both_sets_and_a_replay() {
     assert!(out.contains("Score of dev vs base:"), "{out}");
     assert!(out.to_lowercase().contains("crash"), "{out}");
 }
+
+#[test]
+fn a_kill_at_every_write_then_resume_gives_the_uninterrupted_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = "tune --no-verify --param rfp_margin --param lmr_base --each nodes=200 \
+                --iterations 6 --pairs-per-iteration 2 --delay 2 --seed 9 --concurrency 2 --quiet";
+    ok(&run_in(d, &argv(&format!("{line} --csv whole.csv"))));
+    let whole = std::fs::read_to_string(d.join("whole.csv")).unwrap();
+    assert_eq!(whole.lines().count(), 8);
+    // Stopped dead (as by kill -9) right after each of the 6 rows it writes in turn.
+    for at in 1..=6 {
+        let csv = format!("k{at}.csv");
+        let killed = spar()
+            .current_dir(d)
+            .env("SPAR_TEST_KILL_AT", at.to_string())
+            .args(argv(&format!("{line} --csv {csv}")))
+            .output()
+            .unwrap();
+        assert_eq!(killed.status.code(), Some(137), "killed after row {at}");
+        let rows = std::fs::read_to_string(d.join(&csv)).unwrap();
+        assert_eq!(rows.lines().count(), 2 + at, "kill after row {at}");
+        ok(&run_in(d, &argv(&format!("{line} --csv {csv} --resume"))));
+        assert_eq!(
+            std::fs::read_to_string(d.join(&csv)).unwrap(),
+            whole,
+            "killed after row {at}, then resumed"
+        );
+    }
+}
