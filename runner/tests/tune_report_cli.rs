@@ -364,7 +364,8 @@ fn the_probe_drives_an_external_engine() {
     let d = dir.path();
     std::fs::write(
         d.join("spsa.txt"),
-        "rfp_margin, int, 75, 20, 200, 30, 0.002\nlmr_base, 75, 0, 200, 40, 0.002\n",
+        "rfp_margin, int, 75, 20, 200, 30, 0.002\nlmr_base, 75, 0, 200, 40, 0.002\n\
+         SyzygyProbeDepth, 50, 1, 100, 10, 0.002\n",
     )
     .unwrap();
     let cmd = format!("cmd={}", env!("CARGO_BIN_EXE_spar"));
@@ -401,4 +402,15 @@ fn the_probe_drives_an_external_engine() {
         let wdl: u64 = cells[4].split('-').map(|n| n.parse::<u64>().unwrap()).sum();
         assert_eq!(wdl, 4, "{out}");
     }
+    // Without tables the probe depth changes nothing: both games of every pair are the same
+    // moves, and the verdict says so.
+    let none = row(&out, "SyzygyProbeDepth");
+    assert!(
+        none.contains(" 2/2 ") && none.contains("no effect"),
+        "{none}"
+    );
+    assert!(
+        out.contains("No effect at ±c_end: SyzygyProbeDepth"),
+        "{out}"
+    );
 }
