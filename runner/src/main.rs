@@ -61,7 +61,7 @@ enum Command {
     Shard(cmd::shard::ShardArgs),
     /// Merge the shards of a cluster run into the local command's files and summary.
     Merge(cmd::merge::MergeArgs),
-    /// Where a cluster run (or a local results CSV) stands; --html writes a live page.
+    /// Where a cluster run, a local results CSV or a tune's CSV stands; --html writes a live page.
     Status(cmd::status::StatusArgs),
     /// fastchess's command line (`-engine … -rounds N -games 2 …`) run as `spar match`/`sprt`;
     /// also spar's behaviour under a program name starting with `fastchess` (docs/compat.md).

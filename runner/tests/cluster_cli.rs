@@ -1219,11 +1219,26 @@ fn a_sharded_tune_is_the_local_tune_whatever_the_shards() {
             values(&out).replace(&format!("s{shards}.txt"), "l.txt"),
             values(&local)
         );
-        let status = ok(&run_at(d, &conf, &format!("status run{shards}")));
+        let status = ok(&run_at(
+            d,
+            &conf,
+            &format!("status run{shards} --html s{shards}.html"),
+        ));
         assert!(
-            status.contains("SPSA: 40/40 iterations applied (160 games; --delay 3)"),
+            status.contains("Iterations: 40/40 (100.0 %), 160 games")
+                && status.contains(&format!(
+                    "{shards} shards; --delay 3; pairs recorded 80 of 80"
+                )),
             "{status}"
         );
+        // The run directory's status is the local CSV's, parameter by parameter.
+        let table = |s: &str| s[s.find("parameter ").unwrap()..].to_string();
+        assert_eq!(
+            table(&status),
+            table(&ok(&run_at(d, &conf, "status l.csv")))
+        );
+        let page = std::fs::read_to_string(d.join(format!("s{shards}.html"))).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2, "a chart per parameter");
     }
     // Another delay is another schedule: another trajectory.
     ok(&run_at(

@@ -70,20 +70,26 @@ pub fn run(args: StatusArgs) -> CliResult {
     } else {
         status::of_csv(&args.run)?
     };
+    // A cluster tune: its trajectory, as for a tune's CSV.
+    let tune = match is_dir.then(|| Manifest::read(&args.run)) {
+        Some(Ok(m)) if m.command == "tune" => {
+            Some(crate::cmd::tune_cluster::view(&args.run, &m, &snapshot)?)
+        }
+        _ => None,
+    };
     if let Some(path) = &args.html {
-        write_atomically(path, &html::render(&snapshot)).map_err(|e| {
+        let page = match &tune {
+            Some(view) => tune::status::html(view),
+            None => html::render(&snapshot),
+        };
+        write_atomically(path, &page).map_err(|e| {
             CliError::failure(format!("cannot write --html {}: {e}", path.display()))
         })?;
     }
-    let mut lines = snapshot.lines();
-    if is_dir {
-        if let Ok(m) = Manifest::read(&args.run) {
-            if m.command == "tune" {
-                lines.extend(crate::cmd::tune_cluster::status_lines(&args.run, &m)?);
-            }
-        }
+    match &tune {
+        Some(view) => stdout::print_lines(&tune::status::lines(view)),
+        None => stdout::print_lines(&snapshot.lines()),
     }
-    stdout::print_lines(&lines)
 }
 
 /// `spar status TUNE.csv`: a tune's trajectory and its run record.

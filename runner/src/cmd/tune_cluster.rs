@@ -20,6 +20,7 @@ use crate::cluster::manifest::{files_in_words, Manifest};
 use crate::cluster::merge::Merged;
 use crate::cluster::records::{PairRecord, Records};
 use crate::cluster::shard::ShardRun;
+use crate::cluster::status::Snapshot;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
@@ -35,6 +36,7 @@ use crate::tune::driver::{self, Sink};
 use crate::tune::schedule::Tuner;
 use crate::tune::selfplay::SelfPlay;
 use crate::tune::spsa::Perturbation;
+use crate::tune::status::TuneView;
 use crate::tune::trajectory::{self, Row};
 
 /// The names of a tune's two sides in its records.
@@ -304,30 +306,35 @@ pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
     })
 }
 
-/// The lines `spar status` adds for a tune: iterations and the current θ.
-pub fn status_lines(dir: &Path, m: &Manifest) -> CliResult<Vec<String>> {
+/// What `spar status RUN_DIR` shows of a cluster tune: its trajectory so far (from the
+/// shards' records, by the schedule), games/s and ETA from the run's snapshot, the shards'
+/// lines and the verification's verdict.
+pub fn view(dir: &Path, m: &Manifest, snapshot: &Snapshot) -> CliResult<TuneView> {
     let args = stored_args(dir, m)?;
     let s = setup(&args)?;
-    let (tuner, _) = replay(dir, m, &s)?;
-    let mut lines = vec![format!(
-        "SPSA: {}/{} iterations applied ({} games; --delay {})",
-        tuner.done(),
-        s.gains.iterations,
-        tuner.games(),
-        s.schedule.delay
+    let (_, rows) = replay(dir, m, &s)?;
+    let games = 2 * snapshot.pairs.len() as u64;
+    let games_per_second = snapshot
+        .elapsed
+        .filter(|&e| e > 0.0 && games > 0)
+        .map(|e| games as f64 / e);
+    let live = !snapshot.finished();
+    let mut extra_lines = vec![format!(
+        "{} shards; --delay {}; pairs recorded {}{}",
+        m.shards,
+        s.schedule.delay,
+        snapshot.pairs.len(),
+        snapshot.total.map_or(String::new(), |t| format!(" of {t}"))
     )];
-    for (p, t) in s.params.iter().zip(tuner.theta()) {
-        lines.push(format!(
-            "  {:<24} {:>10.3}  (start {}, {:+.2} c_end)",
-            p.name,
-            t,
-            p.start,
-            (t - p.start) / p.c_end
-        ));
-    }
+    extra_lines.extend(
+        snapshot
+            .lines()
+            .into_iter()
+            .filter(|l| l.trim_start().starts_with("shard ") || l.contains("conflict")),
+    );
     let vdir = verify_dir(dir);
     if Manifest::path(&vdir).exists() {
-        lines.push(match super::tune::read_verdict(&verify_json(dir)) {
+        extra_lines.push(match super::tune::read_verdict(&verify_json(dir)) {
             Some(v) => verdict_line(&v),
             None => format!(
                 "Verification SPRT running: `spar status {}`",
@@ -335,7 +342,22 @@ pub fn status_lines(dir: &Path, m: &Manifest) -> CliResult<Vec<String>> {
             ),
         });
     }
-    Ok(lines)
+    Ok(TuneView {
+        title: format!(
+            "Run {}: spar tune, {} parameters, {} shards",
+            dir.display(),
+            s.params.len(),
+            m.shards
+        ),
+        params: s.params,
+        rows,
+        iterations: s.gains.iterations,
+        pairs_per_iteration: s.schedule.pairs_per_iteration,
+        games_per_second,
+        eta_seconds: if live { snapshot.eta() } else { None },
+        extra_lines,
+        live,
+    })
 }
 
 /// A shard's sink: its pairs written to its own results file in its order, the other
