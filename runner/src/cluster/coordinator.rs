@@ -113,6 +113,40 @@ impl JobsFile {
     }
 }
 
+/// The games a shard plays at once, `--cpus-per-shard` (1 by default), put into `run` as
+/// its concurrency; `--concurrency` itself does not apply to a cluster run.
+pub fn shard_cpus(run: &mut crate::cli::RunArgs, slurm: &SlurmArgs) -> CliResult<usize> {
+    if run.concurrency.is_some() {
+        return Err(CliError::usage(
+            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
+        ));
+    }
+    let cpus = slurm.cpus_per_shard.unwrap_or(1);
+    run.concurrency = Some(cpus);
+    Ok(cpus)
+}
+
+/// Pins the Syzygy tables a run reads (those of `--tb` and of every engine's
+/// `option.SyzygyPath`, each file once) in its manifest.
+pub fn pin_tables(
+    m: &mut Manifest,
+    dir: &Path,
+    adjudication: &crate::play::adjudication::Adjudication,
+    variants: &[Variant],
+) -> CliResult {
+    let mut tables = adjudication
+        .tb
+        .as_ref()
+        .map(|t| t.files())
+        .unwrap_or_default();
+    for t in variants.iter().filter_map(|v| v.tablebases.as_ref()) {
+        tables.extend(t.files());
+    }
+    tables.sort();
+    tables.dedup();
+    m.pin_tablebases(dir, tables)
+}
+
 /// Checks the cluster options, the Slurm tools and the run directory.
 pub fn prepare(a: &SlurmArgs, resume: bool) -> CliResult<Cluster> {
     let dir = a.run_dir.as_ref().ok_or_else(|| {

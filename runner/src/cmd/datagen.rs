@@ -159,13 +159,7 @@ fn coordinate(mut args: DatagenArgs) -> CliResult {
             "--positions cannot be sharded (where a shard stops depends on the others): give --games N with --slurm",
         ));
     }
-    if args.run.concurrency.is_some() {
-        return Err(CliError::usage(
-            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
-        ));
-    }
-    let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
-    args.run.concurrency = Some(cpus);
+    coordinator::shard_cpus(&mut args.run, &args.slurm)?;
     let resume = args.resume;
     let cluster = coordinator::prepare(&args.slurm, resume)?;
     // Checks every option (and the --out paths) as a local run would.

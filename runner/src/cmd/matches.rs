@@ -187,13 +187,7 @@ pub fn run_shard(args: serde_json::Value, is_sprt: bool, shard: &ShardRun) -> Cl
 /// manifest written, then [`coordinator::run`] submits, watches, stops and merges.
 fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
     let quiet = args.run.quiet;
-    if args.run.concurrency.is_some() {
-        return Err(CliError::usage(
-            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
-        ));
-    }
-    let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
-    args.run.concurrency = Some(cpus);
+    let cpus = coordinator::shard_cpus(&mut args.run, &args.slurm)?;
     let dump_spec = checked_paths(&args)?;
     if !args.files.resume {
         // The merge writes these whole; a local run would append to them.
@@ -257,19 +251,7 @@ fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             &files,
             plan.pairs,
         )?;
-        // The tables of --tb and of every engine's option.SyzygyPath, each file once.
-        let mut tables = plan
-            .adjudication
-            .tb
-            .as_ref()
-            .map(|t| t.files())
-            .unwrap_or_default();
-        for t in run.variants.iter().filter_map(|v| v.tablebases.as_ref()) {
-            tables.extend(t.files());
-        }
-        tables.sort();
-        tables.dedup();
-        m.pin_tablebases(&cluster.dir, tables)?;
+        coordinator::pin_tables(&mut m, &cluster.dir, &plan.adjudication, &run.variants)?;
         m
     };
     let submission = Submission {

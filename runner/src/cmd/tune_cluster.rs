@@ -76,13 +76,7 @@ fn sides(variant: &Variant) -> [Variant; 2] {
 /// The coordinator of `spar tune --slurm`.
 pub fn coordinate(mut args: TuneArgs) -> CliResult {
     let quiet = args.run.quiet;
-    if args.run.concurrency.is_some() {
-        return Err(CliError::usage(
-            "--concurrency does not apply to --slurm: each shard plays --cpus-per-shard games at once",
-        ));
-    }
-    let cpus = args.slurm.cpus_per_shard.unwrap_or(1);
-    args.run.concurrency = Some(cpus);
+    let cpus = coordinator::shard_cpus(&mut args.run, &args.slurm)?;
     super::tune::check_paths(&args)?;
     let resume = args.resume;
     if !resume {
@@ -137,19 +131,7 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
             &files,
             Some(s.schedule.total_pairs()),
         )?;
-        let mut tables = s
-            .plan
-            .adjudication
-            .tb
-            .as_ref()
-            .map(|t| t.files())
-            .unwrap_or_default();
-        if let Some(t) = &s.run.variants[0].tablebases {
-            tables.extend(t.files());
-        }
-        tables.sort();
-        tables.dedup();
-        m.pin_tablebases(&cluster.dir, tables)?;
+        coordinator::pin_tables(&mut m, &cluster.dir, &s.plan.adjudication, &s.run.variants)?;
         m
     };
     coordinator::run(&Submission {
