@@ -65,8 +65,10 @@ t1=$(now)
 match=$(rate "$games" "$t0" "$t1")
 echo "match:                    $match games/s"
 
+# nmp_verify_depth's ±1 perturbations change no move at these node limits: dev and base
+# play what two identical engines play, the games of the match (same book, same seed).
 tune() {
-    "$spar" tune --no-verify --param rfp_margin --param lmr_base --param futility_margin \
+    "$spar" tune --no-verify --param nmp_verify_depth \
         --each nodes="$nodes" --iterations "$iterations" --pairs-per-iteration "$pairs" \
         --seed 1 --quiet "$@" >/dev/null
 }
