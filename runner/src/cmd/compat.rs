@@ -825,13 +825,17 @@ impl<'a> Report<'a> {
                     }
                 }
                 (Tool::Fastchess, Tool::Cutechess) => {
-                    let every = self.lines.second_interval;
-                    if (every != 0 && n % every == 0) || last {
+                    // fastchess counts games here, not pairs (no pentanomial report).
+                    let every = |i: u64| (i != 0 && n % i == 0) || last;
+                    if every(self.lines.second_interval) {
                         out.push(sprt::format::cutechess_score(
                             &self.running,
                             self.names[0],
                             self.names[1],
                         ));
+                    }
+                    if every(self.lines.rating_interval) {
+                        out.extend(self.fastchess_block(sprt)?);
                     }
                 }
                 (Tool::Fastchess, Tool::Fastchess) => {}
@@ -844,7 +848,7 @@ impl<'a> Report<'a> {
             [Draw, Draw] => self.wl_dd[1] += 1,
             _ => {}
         }
-        if self.lines.tool == Tool::Fastchess {
+        if self.lines.tool == Tool::Fastchess && self.lines.output == Tool::Fastchess {
             let k = pair.pair + 1;
             let every = self.lines.rating_interval;
             let last = self.total == Some(2 * k);
@@ -966,16 +970,17 @@ impl<'a> Report<'a> {
         let rule = "-".repeat(50);
         let mut out = Vec::new();
         if self.lines.output == Tool::Cutechess {
-            let e = t.games.estimate();
+            let g = &self.running;
+            let e = FastchessElo::wdl(g);
             out.push(format!(
                 "Elo difference: {} +/- {}, LOS: {} %, DrawRatio: {} %",
-                sprt::format::number(e.elo, 2),
-                sprt::format::number(e.elo_error, 2),
-                sprt::format::number(e.los * 100.0, 2),
-                sprt::format::number(e.draw_ratio * 100.0, 2)
+                fixed(e.diff, 2),
+                fixed(e.error, 2),
+                fixed(e.los * 100.0, 2),
+                fixed(100.0 * g.draws as f64 / g.games() as f64, 2)
             ));
             if let Some(s) = sprt {
-                let llr = s.llr_trinomial(&t.games);
+                let llr = s.llr_trinomial(g);
                 let (lo, hi) = (s.lower_bound(), s.upper_bound());
                 let pct = if llr < 0.0 { llr / lo } else { llr / hi } * 100.0;
                 let verdict = if llr >= hi {
@@ -992,30 +997,44 @@ impl<'a> Report<'a> {
             return Ok(out);
         }
         let p: &Pentanomial = &t.pairs;
-        let e = p.estimate();
-        // fastchess's NaN is 0/0 printed by fmt on x86-64: `-nan`.
-        let nan = |line: String| {
-            line.split(' ')
-                .map(|w| match w.strip_suffix(',') {
-                    Some("nan") => "-nan,",
-                    _ if w == "nan" => "-nan",
-                    _ => w,
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let g = &t.games;
+        let e = FastchessElo::pentanomial(p);
+        let [_, _, _, wd, ww] = p.0;
+        let [ll, ld, _, _, _] = p.0;
+        let pairs_ratio = (ww + wd) as f64 / (ld + ll) as f64;
+        let draw_ratio = ((self.wl_dd[0] + self.wl_dd[1]) as f64 / p.pairs() as f64) * 100.0;
+        let points = g.wins as f64 + g.draws as f64 / 2.0;
         out.push(rule.clone());
         out.push(format!(
             "Results of {} vs {} ({}):",
             self.names[0], self.names[1], self.header
         ));
-        out.push(nan(sprt::format::fastchess_elo(&e)));
-        out.push(nan(sprt::format::fastchess_los(&e, Some(p.pair_ratio()))));
-        out.push(sprt::format::fastchess_games(&t.games));
+        out.push(format!(
+            "Elo: {} +/- {}, nElo: {} +/- {}",
+            fixed(e.diff, 2),
+            fixed(e.error, 2),
+            fixed(e.nelo, 2),
+            fixed(e.nelo_error, 2)
+        ));
+        out.push(format!(
+            "LOS: {} %, DrawRatio: {} %, PairsRatio: {}",
+            fixed(e.los * 100.0, 2),
+            fixed(draw_ratio, 2),
+            fixed(pairs_ratio, 2)
+        ));
+        out.push(format!(
+            "Games: {}, Wins: {}, Losses: {}, Draws: {}, Points: {} ({} %)",
+            g.games(),
+            g.wins,
+            g.losses,
+            g.draws,
+            fixed(points, 1),
+            fixed(points / g.games() as f64 * 100.0, 2)
+        ));
         out.push(format!(
             "{}, WL/DD Ratio: {}",
             sprt::format::fastchess_ptnml(p),
-            sprt::format::number(self.wl_dd[0] as f64 / self.wl_dd[1] as f64, 2)
+            fixed(self.wl_dd[0] as f64 / self.wl_dd[1] as f64, 2)
         ));
         if let Some(s) = sprt {
             let llr = s
@@ -1101,6 +1120,76 @@ impl<'a> Report<'a> {
             }
         }
         out
+    }
+}
+
+/// `x` with `decimals` digits as C++ streams and fmt print it on x86-64 Linux: a NaN
+/// keeps its sign (`-nan` for 0/0), infinities are `inf`/`-inf`.
+fn fixed(x: f64, decimals: usize) -> String {
+    if x.is_nan() {
+        if x.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+    } else {
+        sprt::format::number(x, decimals)
+    }
+}
+
+/// fastchess's Elo estimates (`EloPentanomial`, `EloWDL`), computed in its order of
+/// operations so that even its NaNs come out with the same sign.
+struct FastchessElo {
+    diff: f64,
+    error: f64,
+    nelo: f64,
+    nelo_error: f64,
+    los: f64,
+}
+
+impl FastchessElo {
+    const CI95ZSCORE: f64 = 1.959963984540054;
+
+    fn score_to_elo(score: f64) -> f64 {
+        -400.0 * (1.0 / score - 1.0).log10()
+    }
+
+    /// From the score, its variance per observation, the number of observations, and the
+    /// factor nElo divides the variance by (2 for pairs).
+    fn new(score: f64, variance: f64, n: f64, nelo_var_factor: f64) -> FastchessElo {
+        let per = variance / n;
+        let upper = score + Self::CI95ZSCORE * per.sqrt();
+        let lower = score - Self::CI95ZSCORE * per.sqrt();
+        let nelo = |s: f64| {
+            (s - 0.5) / (nelo_var_factor * variance).sqrt() * (800.0 / std::f64::consts::LN_10)
+        };
+        FastchessElo {
+            diff: Self::score_to_elo(score),
+            error: (Self::score_to_elo(upper) - Self::score_to_elo(lower)) / 2.0,
+            nelo: nelo(score),
+            nelo_error: (nelo(upper) - nelo(lower)) / 2.0,
+            los: (1.0 - erf(-(score - 0.5) / (2.0 * per).sqrt())) / 2.0,
+        }
+    }
+
+    fn pentanomial(p: &Pentanomial) -> FastchessElo {
+        let pairs = p.pairs() as f64;
+        let [ll, ld, wl_dd, wd, ww] = p.0.map(|n| n as f64 / pairs);
+        let score = ww + 0.75 * wd + 0.5 * wl_dd + 0.25 * ld;
+        let variance = ww * (1.0 - score).powi(2)
+            + wd * (0.75 - score).powi(2)
+            + wl_dd * (0.5 - score).powi(2)
+            + ld * (0.25 - score).powi(2)
+            + ll * (0.0 - score).powi(2);
+        Self::new(score, variance, pairs, 2.0)
+    }
+
+    fn wdl(t: &Trinomial) -> FastchessElo {
+        let games = t.games() as f64;
+        let (w, d, l) = (
+            t.wins as f64 / games,
+            t.draws as f64 / games,
+            t.losses as f64 / games,
+        );
+        let score = w + 0.5 * d;
+        let variance = w * (1.0 - score).powi(2) + d * (0.5 - score).powi(2) + l * (0.0 - score).powi(2);
+        Self::new(score, variance, games, 1.0)
     }
 }
 
