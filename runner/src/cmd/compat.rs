@@ -1188,7 +1188,8 @@ impl FastchessElo {
             t.losses as f64 / games,
         );
         let score = w + 0.5 * d;
-        let variance = w * (1.0 - score).powi(2) + d * (0.5 - score).powi(2) + l * (0.0 - score).powi(2);
+        let variance =
+            w * (1.0 - score).powi(2) + d * (0.5 - score).powi(2) + l * (0.0 - score).powi(2);
         Self::new(score, variance, games, 1.0)
     }
 }
