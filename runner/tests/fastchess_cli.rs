@@ -29,25 +29,36 @@ fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
         dir.path(),
         &argv(
             "fastchess -engine name=dev option.rfp_margin=120 -engine name=base -each nodes=300 \
-             -rounds 3 -games 2 -srand 7 -concurrency 2 -pgnout file=fc.pgn -output format=cutechess",
+             -rounds 3 -games 2 -srand 7 -concurrency 2 -pgnout file=fc.pgn",
         ),
     ));
-    let sp = ok(&run_in(
+    ok(&run_in(
         dir.path(),
         &argv(
             "match --engine name=dev option.rfp_margin=120 --engine name=base --each nodes=300 \
-             --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --output cutechess --no-recover",
+             --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --json sp.json --no-recover",
         ),
     ));
-    // fastchess's per-game lines, then the summary spar match prints.
+    // fastchess's per-game lines, then its results block (every 10 pairs and at the end)
+    // with spar match's counts.
     let is_game_line = |l: &&str| l.starts_with("Started game") || l.starts_with("Finished game");
     let lines: Vec<&str> = fc.lines().take_while(is_game_line).collect();
-    let summary: String = fc
-        .lines()
-        .skip(lines.len())
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(summary, sp);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sp.json")).unwrap())
+            .unwrap();
+    let games_line = format!(
+        "Games: 6, Wins: {}, Losses: {}, Draws: {},",
+        json["wins"], json["losses"], json["draws"]
+    );
+    assert!(fc.contains(&games_line), "{games_line}\n{fc}");
+    let p = &json["ptnml"];
+    let ptnml = format!(
+        "Ptnml(0-2): [{}, {}, {}, {}, {}], WL/DD Ratio: ",
+        p[0], p[1], p[2], p[3], p[4]
+    );
+    assert!(fc.contains(&ptnml), "{ptnml}\n{fc}");
+    assert!(fc.contains("\nFinished match\nTotal Time: "), "{fc}");
+    assert!(fc.ends_with(" (hours:minutes:seconds)\n\n"), "{fc}");
     let pgn = games_of(&dir.path().join("fc.pgn"));
     assert_eq!(pgn.matches("[Result ").count(), 6, "{pgn}");
     assert_eq!(pgn, games_of(&dir.path().join("sp.pgn")));
