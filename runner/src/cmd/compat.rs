@@ -435,8 +435,11 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 return r.refuse(o, "spar prints cutechess's two-player result lines only")
             }
             "engines" if !fastchess => return r.refuse(o, "spar has no engine configuration file"),
-            "testEnv" | "strict" | "debug" | "crc32" | "check-mate-pvs" | "show-latency"
-            | "use-affinity" | "startup-ms" | "ucinewgame-ms" | "ping-ms" | "compliance" => {
+            // fastchess joins multi-line engine errors with ` :: ` under -testEnv; spar's
+            // messages are one line anyway.
+            "testEnv" if fastchess => r.flag(o, values)?,
+            "strict" | "debug" | "crc32" | "check-mate-pvs" | "show-latency" | "use-affinity"
+            | "startup-ms" | "ucinewgame-ms" | "ping-ms" | "compliance" => {
                 return r.refuse(o, "spar has no such feature")
             }
             _ => return r.usage(format!("unknown option -{o} (see docs/compat.md)")),
@@ -591,14 +594,17 @@ fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<String> {
         match (k, v) {
             ("file", _) => file = Some(v.to_string()),
             ("notation", "san") | ("append", "true") => {}
+            // spar's comments always carry the nodes (`n=`).
+            ("nodes", "true" | "false") => {}
             (
-                "nodes" | "seldepth" | "nps" | "hashfull" | "tbhits" | "pv" | "timeleft"
-                | "latency" | "min",
+                "seldepth" | "nps" | "hashfull" | "tbhits" | "pv" | "timeleft" | "latency" | "min",
                 "false",
             ) => {}
-            ("match_line", _) => {
-                return r.refuse(o, "match_line=: spar's PGN has no engine-output lines")
-            }
+            // What OpenBench's client passes: accepted so that spar drops in as its
+            // fastchess-ob, with a note on stderr (OpenBench reads stdout only).
+            ("seldepth", "true") | ("match_line", _) => eprintln!(
+                "spar: note: fastchess -pgnout {k}={v} has no effect: spar's PGN has no sd= and no engine-output lines (docs/compat.md)"
+            ),
             _ => {
                 return r.refuse(
                     o,
