@@ -361,7 +361,9 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 }
                 push(&mut out, "--pgnout", vec![file.clone()]);
             }
-            "tb" => tb = Some(r.single(o, values)?.to_string()),
+            // cutechess separates its table directories with ';', spar with ':'.
+            "tb" if fastchess => tb = Some(r.single(o, values)?.to_string()),
+            "tb" => tb = Some(r.single(o, values)?.replace(';', ":")),
             "tbpieces" => tb_words.push(format!("pieces={}", r.single(o, values)?)),
             "tbadjudicate" if fastchess => tb_words.push(format!(
                 "adjudicate={}",
