@@ -1,8 +1,9 @@
-//! Golden tests of the fastchess personality: `spar fastchess` given the command lines a real
-//! fastchess 1.8.1 was run with (runner/tests/data/compat/*.args, spar's own engine as the
-//! UCI engine, node-limited, sequential book) prints what fastchess printed, line for line
-//! (runner/tests/data/compat/*.stdout), and plays the same games (*.pgn). README.md there
-//! says how the fixtures were made and what was normalised.
+//! Golden tests of the fastchess and cutechess-cli personalities: `spar fastchess` (`spar
+//! cutechess`) given the command lines a real fastchess 1.8.1 (cutechess-cli 1.5.1) was run
+//! with (runner/tests/data/compat/*.args, spar's own engine as the UCI engine, node-limited,
+//! sequential book) prints what the tool printed, line for line (*.stdout), and plays the
+//! same games (*.pgn). README.md there says how the fixtures were made and what was
+//! normalised.
 
 mod common;
 
@@ -83,13 +84,14 @@ fn games(text: &str) -> Vec<Game> {
     out
 }
 
-/// spar's `score/depth` comment in fastchess's convention: mate scores count plies
-/// (`+M2` moves is `+M3` plies, `-M1` is `-M2`), a zero score has no sign. (spar's own
-/// PGN keeps its convention, mate in moves as cutechess writes it; README.md there.)
-fn in_fastchess_words(eval: Option<&str>) -> Option<String> {
+/// spar's `score/depth` comment in the tools' convention: mate scores count plies (`+M2`
+/// moves is `+M3` plies, `-M1` is `-M2`), a zero score has no sign, a move without a score
+/// is fastchess's `0.00/0` (cutechess, as spar, writes no comment there). (spar's own PGN
+/// keeps its convention; README.md there.)
+fn in_tool_words(eval: Option<&str>, cutechess: bool) -> Option<String> {
     // A move without a score: fastchess writes `0.00/0` (its empty score and depth).
     let Some(eval) = eval else {
-        return Some("0.00/0".to_string());
+        return (!cutechess).then(|| "0.00/0".to_string());
     };
     let Some((score, depth)) = eval.split_once('/') else {
         return Some(eval.to_string());
@@ -106,17 +108,25 @@ fn in_fastchess_words(eval: Option<&str>) -> Option<String> {
     Some(format!("{score}/{depth}"))
 }
 
-/// Runs the fixture's command line through `spar fastchess` and compares its stdout and
-/// games with fastchess's.
+/// Runs the fixture's command line through `spar fastchess` or `spar cutechess` (by the
+/// case's name) and compares its stdout and games with the tool's.
 fn golden(case: &str) {
+    let cutechess = case.starts_with("cutechess");
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
     let args = std::fs::read_to_string(fixtures().join(format!("{case}.args")))
         .unwrap()
         .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"));
-    let mut argv: Vec<&str> = vec!["fastchess"];
+    let mut argv: Vec<&str> = vec![if cutechess { "cutechess" } else { "fastchess" }];
     argv.extend(args.split_whitespace());
-    argv.extend(["-pgnout", "file=games.pgn"]);
+    argv.extend([
+        "-pgnout",
+        if cutechess {
+            "games.pgn"
+        } else {
+            "file=games.pgn"
+        },
+    ]);
     let out = ok(&run_in(dir.path(), &argv));
     let want = std::fs::read_to_string(fixtures().join(format!("{case}.stdout"))).unwrap();
     let got = without_total_time(&out);
@@ -141,27 +151,40 @@ fn golden(case: &str) {
     assert_eq!(got.len(), want.len(), "{case}: games");
     assert!(!want.is_empty());
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        for tag in [
-            "White",
-            "Black",
-            "Result",
-            "FEN",
-            "SetUp",
-            "PlyCount",
-            "Termination",
-        ] {
+        // cutechess writes no Termination for a game that ended by the rules, and restarts
+        // the FEN's clocks (`0 1`): the FEN up to the en-passant square is compared there.
+        let tags: &[&str] = if cutechess {
+            &["White", "Black", "Result", "PlyCount"]
+        } else {
+            &[
+                "White",
+                "Black",
+                "Result",
+                "FEN",
+                "SetUp",
+                "PlyCount",
+                "Termination",
+            ]
+        };
+        for tag in tags {
             assert_eq!(
-                g.tags.get(tag),
-                w.tags.get(tag),
+                g.tags.get(*tag),
+                w.tags.get(*tag),
                 "{case}: game {} tag {tag}",
                 k + 1
             );
         }
+        let fen = |g: &Game| {
+            let f = g.tags.get("FEN").cloned().unwrap_or_default();
+            let fields = if cutechess { 4 } else { 6 };
+            f.split(' ').take(fields).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(fen(g), fen(w), "{case}: game {} FEN", k + 1);
         assert_eq!(g.moves, w.moves, "{case}: game {} moves", k + 1);
         let evals: Vec<Option<String>> = g
             .evals
             .iter()
-            .map(|e| in_fastchess_words(e.as_deref()))
+            .map(|e| in_tool_words(e.as_deref(), cutechess))
             .collect();
         assert_eq!(
             evals,
@@ -185,6 +208,21 @@ fn an_sprt_prints_what_fastchess_prints() {
 #[test]
 fn cutechess_output_prints_what_fastchess_prints() {
     golden("fastchess_cutechess_output");
+}
+
+#[test]
+fn a_cutechess_match_prints_what_cutechess_prints() {
+    golden("cutechess_match");
+}
+
+#[test]
+fn a_cutechess_sprt_prints_what_cutechess_prints() {
+    golden("cutechess_sprt");
+}
+
+#[test]
+fn cutechess_adjudications_print_what_cutechess_prints() {
+    golden("cutechess_adjudication");
 }
 
 #[test]

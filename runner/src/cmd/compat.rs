@@ -216,6 +216,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
     let mut repeat: u64 = 1;
     let mut round_policy = false;
     let mut sprt: Option<Vec<String>> = None;
+    let mut cutechess_sprt: Option<[f64; 4]> = None;
     let mut recover = false;
     let mut output = tool.name().to_string();
     let mut tb: Option<String> = None;
@@ -317,11 +318,26 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                     words.push(format!("--{k}"));
                     words.push(v.to_string());
                 }
-                if !fastchess {
-                    // cutechess's Elo bounds are logistic Elo (docs/compat.md).
-                    words.extend(["--model".to_string(), "logistic".to_string()]);
+                if fastchess {
+                    sprt = Some(words);
+                } else {
+                    // cutechess-cli's own test, run by the report (docs/compat.md).
+                    let mut bounds = [0.0, 0.0, 0.05, 0.05];
+                    for pair in words.chunks(2) {
+                        let i = ["--elo0", "--elo1", "--alpha", "--beta"]
+                            .iter()
+                            .position(|k| *k == pair[0])
+                            .expect("a -sprt key");
+                        bounds[i] = r.number(o, &pair[1])?;
+                    }
+                    let [_, _, alpha, beta] = bounds;
+                    if !(alpha > 0.0 && alpha < 1.0 && beta > 0.0 && beta < 1.0) {
+                        return r.usage(format!(
+                            "-sprt: alpha and beta must be between 0 and 1, got {alpha} and {beta}"
+                        ));
+                    }
+                    cutechess_sprt = Some(bounds);
                 }
-                sprt = Some(words);
             }
             "resign" => push(&mut out, "--resign", values.clone()),
             "draw" => push(&mut out, "--draw", values.clone()),
@@ -513,6 +529,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
             rating_interval,
             second_interval,
             shuffled,
+            sprt: cutechess_sprt,
         }
         .word(),
     );
@@ -622,7 +639,7 @@ fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<String> {
 
 /// Which lines a personality prints, as the hidden `--game-lines` word carries them:
 /// `TOOL[:OUTPUT][:rating=N][:every=N]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lines {
     /// The tool whose per-game lines these are (their reason wording).
     pub tool: Tool,
@@ -636,13 +653,18 @@ pub struct Lines {
     pub second_interval: u64,
     /// fastchess shuffles its book (`-openings order=random`) and says so first.
     pub shuffled: bool,
+    /// cutechess-cli's `-sprt elo0 elo1 alpha beta`, run by the report as cutechess runs it.
+    pub sprt: Option<[f64; 4]>,
 }
 
 impl Lines {
     /// The word of the hidden `--game-lines` flag.
     pub fn word(&self) -> String {
+        let sprt = self.sprt.map_or(String::new(), |[e0, e1, a, b]| {
+            format!(":sprt={e0},{e1},{a},{b}")
+        });
         format!(
-            "{}:{}:rating={}:every={}{}",
+            "{}:{}:rating={}:every={}{}{sprt}",
             self.tool.name(),
             self.output.name(),
             self.rating_interval,
@@ -672,6 +694,7 @@ impl Lines {
             rating_interval: if fastchess { 10 } else { 0 },
             second_interval: if fastchess { 1 } else { 0 },
             shuffled: false,
+            sprt: None,
         };
         for p in parts {
             match p.split_once('=') {
@@ -679,6 +702,14 @@ impl Lines {
                 None => lines.output = tool_of(p).ok_or_else(bad)?,
                 Some(("rating", n)) => lines.rating_interval = n.parse().map_err(|_| bad())?,
                 Some(("every", n)) => lines.second_interval = n.parse().map_err(|_| bad())?,
+                Some(("sprt", v)) => {
+                    let x: Vec<f64> = v
+                        .split(',')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad())?;
+                    lines.sprt = Some(x.try_into().map_err(|_| bad())?);
+                }
                 Some(_) => return Err(bad()),
             }
         }
@@ -769,6 +800,8 @@ pub struct Report<'a> {
     outcomes: [std::collections::BTreeMap<String, u64>; 2],
     /// cutechess: each engine's W/L/D with White and with Black.
     sides: [[Trinomial; 2]; 2],
+    /// cutechess-cli's test decided (H0 or H1): the match stops after this pair.
+    decided: bool,
 }
 
 impl<'a> Report<'a> {
@@ -791,13 +824,14 @@ impl<'a> Report<'a> {
             started: std::time::Instant::now(),
             outcomes: Default::default(),
             sides: Default::default(),
+            decided: false,
         }
     }
 
-    /// The lines before the first game (fastchess: `Indexing opening suite...` when it
-    /// shuffles the book).
+    /// The lines before the first game: `Indexing opening suite...` when the tool shuffles
+    /// the book (both tools say it).
     pub fn start(&self) -> Vec<String> {
-        if self.lines.tool == Tool::Fastchess && self.lines.shuffled {
+        if self.lines.shuffled {
             vec!["Indexing opening suite...".to_string()]
         } else {
             Vec::new()
@@ -819,6 +853,8 @@ impl<'a> Report<'a> {
             let last = self.total == Some(n);
             match (self.lines.tool, self.lines.output) {
                 (Tool::Cutechess, _) => {
+                    let st = self.cutechess_sprt();
+                    self.decided |= st.decision != Decision::Continue;
                     out.push(sprt::format::cutechess_score(
                         &self.running,
                         self.names[0],
@@ -826,7 +862,7 @@ impl<'a> Report<'a> {
                     ));
                     let every = |i: u64| i != 0 && n % i == 0;
                     if every(self.lines.rating_interval) {
-                        out.extend(self.cutechess_results(sprt)?);
+                        out.extend(self.cutechess_results()?);
                     }
                     if every(self.lines.second_interval) {
                         out.extend(self.cutechess_outcomes());
@@ -865,6 +901,24 @@ impl<'a> Report<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// Whether the match should stop after this pair: cutechess-cli's test decided.
+    pub fn stop(&self) -> bool {
+        self.decided
+    }
+
+    /// cutechess-cli's SPRT of the games so far (without `-sprt`: its null test, LLR 0
+    /// between infinite bounds, which cutechess prints all the same).
+    fn cutechess_sprt(&self) -> CutechessSprt {
+        let [elo0, elo1, alpha, beta] = self.lines.sprt.unwrap_or([0.0; 4]);
+        // cutechess counts games for its test only when there is one.
+        let g = if self.lines.sprt.is_some() {
+            self.running
+        } else {
+            Trinomial::default()
+        };
+        CutechessSprt::status(g.wins, g.losses, g.draws, elo0, elo1, alpha, beta)
     }
 
     fn count_outcome(&mut self, g: usize, game: &PlayedGame) {
@@ -913,7 +967,7 @@ impl<'a> Report<'a> {
             Tool::Cutechess => {
                 let every = |i: u64| i != 0 && n % i == 0;
                 if !every(self.lines.rating_interval) {
-                    out.extend(self.cutechess_results(sprt)?);
+                    out.extend(self.cutechess_results()?);
                 }
                 if !every(self.lines.second_interval) {
                     out.extend(self.cutechess_outcomes());
@@ -1055,7 +1109,7 @@ impl<'a> Report<'a> {
     }
 
     /// cutechess's two-player results: each side's record, the Elo difference, the SPRT.
-    fn cutechess_results(&self, sprt: Option<&Sprt>) -> CliResult<Vec<String>> {
+    fn cutechess_results(&self) -> CliResult<Vec<String>> {
         let mut out = Vec::new();
         let name = self.names[0];
         let [white, black] = self.sides[0];
@@ -1091,37 +1145,35 @@ impl<'a> Report<'a> {
         let elo = CutechessElo::new(g.wins, g.losses, g.draws);
         out.push(format!(
             "Elo difference: {} +/- {}, LOS: {} %, DrawRatio: {} %",
-            sprt::format::number(elo.diff(), 1),
-            sprt::format::number(elo.error_margin(), 1),
-            sprt::format::number(elo.los(), 1),
-            sprt::format::number(elo.draw_ratio() * 100.0, 1)
+            qt_fixed(elo.diff(), 1),
+            qt_fixed(elo.error_margin(), 1),
+            qt_fixed(elo.los(), 1),
+            qt_fixed(elo.draw_ratio() * 100.0, 1)
         ));
-        if let Some(s) = sprt {
-            let st = s
-                .status(&summary::sample(&self.tally, s))
-                .map_err(|e| CliError::failure(e.to_string()))?;
-            let verdict = match st.decision {
-                Decision::H1 => " - H1 was accepted",
-                Decision::H0 => " - H0 was accepted",
-                Decision::Continue => "",
-            };
-            // cutechess appends it to the Elo line after a newline: no blank line.
-            out.push(format!(
-                "SPRT: llr {} ({}%), lbound {}, ubound {}{verdict}",
-                g3(st.llr),
-                sprt::format::number(st.llr / st.upper_bound * 100.0, 1),
-                g3(st.lower_bound),
-                g3(st.upper_bound)
-            ));
-        }
+        // cutechess appends it to the Elo line after a newline (no blank line), with or
+        // without -sprt (then LLR 0 between infinite bounds).
+        let st = self.cutechess_sprt();
+        let verdict = match st.decision {
+            Decision::H1 => " - H1 was accepted",
+            Decision::H0 => " - H0 was accepted",
+            Decision::Continue => "",
+        };
+        out.push(format!(
+            "SPRT: llr {} ({}%), lbound {}, ubound {}{verdict}",
+            g3(st.llr),
+            fixed(st.llr / st.upper * 100.0, 1),
+            g3(st.lower),
+            g3(st.upper)
+        ));
         Ok(out)
     }
 
     /// cutechess's outcomes: per engine, each way its games ended and how often (sorted).
     fn cutechess_outcomes(&self) -> Vec<String> {
         let mut out = Vec::new();
+        // cutechess starts each player with a newline: a blank line before the first only.
+        out.push(String::new());
         for (i, name) in self.names.iter().enumerate() {
-            out.push(String::new());
             out.push(format!("Player: {name}"));
             for (what, n) in &self.outcomes[i] {
                 out.push(format!("   \"{what}\": {n}"));
@@ -1139,6 +1191,12 @@ fn fixed(x: f64, decimals: usize) -> String {
     } else {
         sprt::format::number(x, decimals)
     }
+}
+
+/// Qt's `QString::arg(x, 0, 'f', decimals)`: as C's `%.Nf`, but a zero (even -0.0) has no
+/// sign, and NaN is `nan`.
+fn qt_fixed(x: f64, decimals: usize) -> String {
+    sprt::format::number(if x == 0.0 { 0.0 } else { x }, decimals)
 }
 
 /// fastchess's Elo estimates (`EloPentanomial`, `EloWDL`), computed in its order of
@@ -1220,6 +1278,60 @@ pub fn g3(x: f64) -> String {
         return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     }
     g_digits(x, 3)
+}
+
+/// cutechess-cli's SPRT (projects/lib/src/sprt.cpp): a trinomial test whose Elo bounds
+/// are scaled by the draw Elo estimated from the sample (with half a game added to each
+/// outcome).
+struct CutechessSprt {
+    llr: f64,
+    lower: f64,
+    upper: f64,
+    decision: Decision,
+}
+
+impl CutechessSprt {
+    fn status(
+        wins: u64,
+        losses: u64,
+        draws: u64,
+        elo0: f64,
+        elo1: f64,
+        alpha: f64,
+        beta: f64,
+    ) -> CutechessSprt {
+        let (w, l, d) = (wins as f64 + 0.5, losses as f64 + 0.5, draws as f64 + 0.5);
+        // Probabilities of the sample, its BayesElo and draw Elo.
+        let count = w + l + d;
+        let (pw, pl) = (w / count, l / count);
+        let draw_elo = 200.0 * ((1.0 - pl) / pl * (1.0 - pw) / pw).log10();
+        let x = 10f64.powf(-draw_elo / 400.0);
+        let scale = 4.0 * x / ((1.0 + x) * (1.0 + x));
+        // Win/loss/draw probabilities of a BayesElo at that draw Elo.
+        let probs = |belo: f64| {
+            let pw = 1.0 / (1.0 + 10f64.powf((draw_elo - belo) / 400.0));
+            let pl = 1.0 / (1.0 + 10f64.powf((draw_elo + belo) / 400.0));
+            (pw, pl, 1.0 - pw - pl)
+        };
+        let (w0, l0, d0) = probs(elo0 / scale);
+        let (w1, l1, d1) = probs(elo1 / scale);
+        let llr = w * (w1 / w0).ln() + l * (l1 / l0).ln() + d * (d1 / d0).ln();
+        let lower = (beta / (1.0 - alpha)).ln();
+        let upper = ((1.0 - beta) / alpha).ln();
+        let decision = if llr >= upper {
+            Decision::H1
+        } else if llr <= lower {
+            Decision::H0
+        } else {
+            Decision::Continue
+        };
+        CutechessSprt {
+            llr,
+            lower,
+            upper,
+            decision,
+        }
+    }
 }
 
 /// cutechess's `Elo` class: the score's mean and deviation from W/L/D, its Elo
@@ -1462,20 +1574,25 @@ mod tests {
     }
 
     #[test]
-    fn cutechess_sprt_is_logistic_and_needs_pairs() {
+    fn cutechess_sprt_is_cutechess_own_and_needs_pairs() {
         let Translation::Run(argv) =
-            cc("-engine name=a -engine name=b -games 200 -repeat -sprt elo0=0 elo1=5 alpha=0.05 beta=0.05")
+            cc("-engine name=a -engine name=b -games 200 -repeat -sprt elo0=0 elo1=5 alpha=0.05 beta=0.1")
                 .unwrap()
         else {
             panic!()
         };
         let line = argv.join(" ");
-        assert!(line.starts_with("sprt "), "{line}");
+        // A match that the report stops when cutechess's own test decides.
+        assert!(line.starts_with("match "), "{line}");
         assert!(line.contains("--games 200 "), "{line}");
         assert!(
-            line.ends_with("--elo0 0 --elo1 5 --alpha 0.05 --beta 0.05 --model logistic"),
+            line.ends_with("--game-lines cutechess:cutechess:rating=0:every=0:sprt=0,5,0.05,0.1"),
             "{line}"
         );
+        assert!(cc(
+            "-engine name=a -engine name=b -games 2 -repeat -sprt elo0=0 elo1=5 alpha=0 beta=0.05"
+        )
+        .is_err());
         // Without -repeat every game has its own opening; an odd total leaves a game unpaired.
         for bad in [
             "-engine name=a -engine name=b -games 10",
@@ -1532,6 +1649,7 @@ mod tests {
             rating_interval: 4,
             second_interval: 0,
             shuffled: true,
+            sprt: Some([0.0, 5.0, 0.05, 0.1]),
         };
         assert_eq!(Lines::parse(&l.word()).unwrap(), l);
         let f = Lines::parse("fastchess").unwrap();

@@ -475,6 +475,10 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
                 if decision.is_some_and(|d| d != Decision::Continue) {
                     return Control::Stop;
                 }
+                // cutechess-cli's own SPRT (its personality) decided.
+                if report.as_ref().is_some_and(|r| r.stop()) {
+                    return Control::Stop;
+                }
                 Control::Continue
             },
         );
