@@ -3,8 +3,9 @@
 //! lines (its enginematch.cpp and tournament.cpp formats; docs/compat.md).
 
 mod common;
+mod personality;
 
-use common::{argv, ok, run, run_in, stderr, stdout};
+use common::{argv, ok, run, run_in};
 
 /// The results of the games of a PGN, in order.
 fn results(pgn: &std::path::Path) -> Vec<String> {
@@ -150,22 +151,11 @@ fn maxmoves_is_cutechess_wording() {
 
 #[test]
 fn a_symlink_named_cutechess_cli_speaks_cutechess() {
-    let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("cutechess-cli");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_spar"), &link).unwrap();
-    let version = std::process::Command::new(&link)
-        .arg("-version")
-        .output()
-        .unwrap();
-    let line = ok(&version);
+    let (line, o) = personality::through_symlink(
+        "cutechess-cli",
+        "-engine name=a -engine name=b -each nodes=200 -games 2 -rounds 2 -repeat",
+    );
     assert!(line.starts_with("cutechess-cli 1.5.1 (spar "), "{line}");
-    let o = std::process::Command::new(&link)
-        .args(argv(
-            "-engine name=a -engine name=b -each nodes=200 -games 2 -rounds 2 -repeat",
-        ))
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     let out = ok(&o);
     assert!(out.contains("Score of a vs b: "), "{out}");
     assert!(out.contains("Started game 4 of 4 (b vs a)"), "{out}");
@@ -174,7 +164,7 @@ fn a_symlink_named_cutechess_cli_speaks_cutechess() {
 #[test]
 fn refused_options_are_one_line_and_exit_2() {
     let two = "-engine name=a -engine name=b -each nodes=100";
-    for extra in [
+    let extras = [
         "-games 10",
         "-games 3 -repeat",
         "-games 4 -repeat 4",
@@ -196,13 +186,6 @@ fn refused_options_are_one_line_and_exit_2() {
         "-games 2 -repeat -debug",
         "-games 2 -repeat -bogus",
         "-games 2 -repeat -wait 100",
-    ] {
-        let line = format!("cutechess {two} {extra}");
-        let o = run(&argv(&line));
-        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{line}: {err}");
-        assert!(err.starts_with("spar: error: cutechess"), "{line}: {err}");
-        assert!(stdout(&o).is_empty(), "{line}");
-    }
+    ];
+    personality::all_refused("cutechess", two, &extras);
 }

@@ -2,8 +2,9 @@
 //! run fastchess's command line as the equivalent `spar match`/`sprt`.
 
 mod common;
+mod personality;
 
-use common::{argv, ok, run, run_in, stderr, stdout};
+use common::{argv, ok, run, run_in};
 
 /// The words of a PGN without what depends on the clock: the tags that name the moment a
 /// game was played and the measured time of each move (`0.004s,`).
@@ -118,23 +119,12 @@ fn an_external_engine_by_cmd_and_args() {
 
 #[test]
 fn a_symlink_named_fastchess_ob_speaks_fastchess() {
-    let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("fastchess-ob");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_spar"), &link).unwrap();
-    let version = std::process::Command::new(&link)
-        .arg("-version")
-        .output()
-        .unwrap();
-    let line = ok(&version);
+    let (line, o) = personality::through_symlink(
+        "fastchess-ob",
+        "-engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -concurrency 1",
+    );
     assert!(line.starts_with("fastchess 1.8.1 "), "{line}");
     assert!(line.contains("spar"), "{line}");
-    let o = std::process::Command::new(&link)
-        .args(argv(
-            "-engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -concurrency 1",
-        ))
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     let out = ok(&o);
     assert!(out.contains("Games: 4,"), "{out}");
 }
@@ -160,7 +150,7 @@ fn an_sprt_stops_at_rounds_times_games() {
 #[test]
 fn refused_options_are_one_line_and_exit_2() {
     let two = "-engine name=a -engine name=b -each nodes=100";
-    for extra in [
+    let extras = [
         "-games 1",
         "-games 3",
         "-noswap",
@@ -191,13 +181,6 @@ fn refused_options_are_one_line_and_exit_2() {
         "-concurrency -3",
         "-sprt elo0=x elo1=5",
         "-engine name=c",
-    ] {
-        let line = format!("fastchess {two} {extra}");
-        let o = run(&argv(&line));
-        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{line}: {err}");
-        assert!(err.starts_with("spar: error: fastchess"), "{line}: {err}");
-        assert!(stdout(&o).is_empty(), "{line}");
-    }
+    ];
+    personality::all_refused("fastchess", two, &extras);
 }

@@ -1456,6 +1456,14 @@ mod tests {
         translate(Tool::Cutechess, &words(line))
     }
 
+    /// A refusal: exit code 2, one line naming the tool.
+    fn refused(result: CliResult<Translation>, tool: &str, line: &str) {
+        let e = result.unwrap_err();
+        assert_eq!(e.code, 2, "{line}");
+        assert!(!e.message.contains('\n'), "{line}");
+        assert!(e.message.starts_with(tool), "{line}: {}", e.message);
+    }
+
     #[test]
     fn a_match_line_becomes_spar_match() {
         let got =
@@ -1555,9 +1563,7 @@ mod tests {
             "-engine name=a -engine name=b -log file=x",
             "-engine name=a -engine name=b -bogus",
         ] {
-            let e = fc(line).unwrap_err();
-            assert_eq!(e.code, 2, "{line}");
-            assert!(!e.message.contains('\n'), "{line}");
+            refused(fc(line), "fastchess", line);
         }
     }
 
@@ -1602,9 +1608,7 @@ mod tests {
             "-engine name=a -engine name=b -games 4 -repeat 4",
             "-engine name=a -engine name=b -games 2 -repeat -openings file=x.pgn policy=encounter",
         ] {
-            let e = cc(bad).unwrap_err();
-            assert_eq!(e.code, 2, "{bad}");
-            assert!(e.message.starts_with("cutechess"), "{bad}: {}", e.message);
+            refused(cc(bad), "cutechess", bad);
         }
         // policy=round with two games a round is pairs too.
         assert!(cc(
