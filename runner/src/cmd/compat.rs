@@ -120,8 +120,8 @@ impl Reader {
         }
     }
 
-    /// Engine words of `-engine`/`-each` in spar's words: `plies=` is `depth=`, cutechess's
-    /// `arg=` words gather into one `args=`, `restart=off`/`auto` are what spar does
+    /// Engine words of `-engine`/`-each` in spar's words: `plies=` is `depth=`, `tc=inf` is no
+    /// clock, cutechess's `arg=` words gather into one `args=`, `restart=off`/`auto` are what spar does
     /// anyway; the keys neither tool shares with spar are refused; the rest pass through
     /// to spar's own checks.
     fn engine_words(&self, option: &str, values: &[String]) -> CliResult<Vec<String>> {
@@ -149,8 +149,9 @@ impl Reader {
                     )
                 }
                 (Tool::Cutechess, "arg") => args.push(v.to_string()),
-                // No clock: the other limits (nodes=, depth=) rule, as in spar.
-                (Tool::Cutechess, "tc") if v == "inf" => {}
+                // No clock (both tools; OpenBench's `tc=inf nodes=N`): the other limits
+                // (nodes=, depth=) rule, as in spar.
+                (_, "tc") if v == "inf" => {}
                 (Tool::Cutechess, "tscale") => {}
                 (Tool::Cutechess, "conf" | "stderr" | "initstr" | "book" | "bookdepth") => {
                     return self.refuse(
