@@ -512,6 +512,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
     } else if !tb_words.is_empty() {
         return r.usage("-tbpieces/-tbadjudicate/-tbignore50 need -tb DIR".to_string());
     }
+    resolve_cmd_in_dir(&mut out);
     let mut argv = vec![if sprt.is_some() { "sprt" } else { "match" }.to_string()];
     argv.extend(out);
     argv.extend(["--games".to_string(), total.to_string()]);
@@ -601,6 +602,53 @@ fn g_digits(x: f64, digits: i32) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
+    }
+}
+
+/// Both tools start an engine in its `dir=` and look a relative `cmd=` up there (fastchess:
+/// `chdir` then `posix_spawnp`; OpenBench passes `dir=Engines/ cmd=./dev`), where spar looks
+/// `cmd=` up from its own working directory: a `cmd=` with a `/` that is not absolute
+/// becomes `DIR/CMD` (made absolute), with the engine's `dir=` or else `-each`'s. A bare
+/// name is looked up on PATH by all three.
+fn resolve_cmd_in_dir(out: &mut [String]) {
+    // The word runs of each --engine and of --each, as index ranges into `out`.
+    let mut runs: Vec<(bool, std::ops::Range<usize>)> = Vec::new();
+    let mut i = 0;
+    while i < out.len() {
+        let flag = out[i].clone();
+        let start = i + 1;
+        i = start;
+        while i < out.len() && !out[i].starts_with("--") {
+            i += 1;
+        }
+        if flag == "--engine" || flag == "--each" {
+            runs.push((flag == "--each", start..i));
+        }
+    }
+    let value = |out: &[String], r: &std::ops::Range<usize>, key: &str| {
+        out[r.clone()]
+            .iter()
+            .rev()
+            .find_map(|w| w.strip_prefix(key).map(str::to_string))
+    };
+    let each_dir = runs
+        .iter()
+        .filter(|(each, _)| *each)
+        .find_map(|(_, r)| value(out, r, "dir="));
+    for (_, r) in runs.iter().filter(|(each, _)| !*each) {
+        let Some(dir) = value(out, r, "dir=").or_else(|| each_dir.clone()) else {
+            continue;
+        };
+        for w in &mut out[r.clone()] {
+            if let Some(cmd) = w.strip_prefix("cmd=") {
+                let path = std::path::Path::new(cmd);
+                if cmd.contains('/') && path.is_relative() {
+                    let joined = std::path::Path::new(&dir).join(path);
+                    let resolved = std::path::absolute(&joined).unwrap_or(joined);
+                    *w = format!("cmd={}", resolved.display());
+                }
+            }
+        }
     }
 }
 
@@ -1566,6 +1614,28 @@ mod tests {
         ] {
             refused(fc(line), "fastchess", line);
         }
+    }
+
+    #[test]
+    fn a_relative_cmd_is_found_in_the_engine_dir() {
+        let Translation::Run(argv) =
+            fc("-engine dir=Engines/ cmd=./dev name=d -engine cmd=./base name=b -each dir=/opt/e")
+                .unwrap()
+        else {
+            panic!()
+        };
+        let cwd = std::env::current_dir().unwrap();
+        let dev = format!("cmd={}", cwd.join("Engines/dev").display());
+        assert!(argv.contains(&dev), "{argv:?}");
+        assert!(argv.contains(&"cmd=/opt/e/base".to_string()), "{argv:?}");
+        // A bare name is looked up on PATH, an absolute path is kept.
+        let Translation::Run(argv) =
+            fc("-engine dir=/x cmd=stockfish -engine dir=/x cmd=/usr/bin/e").unwrap()
+        else {
+            panic!()
+        };
+        assert!(argv.contains(&"cmd=stockfish".to_string()), "{argv:?}");
+        assert!(argv.contains(&"cmd=/usr/bin/e".to_string()), "{argv:?}");
     }
 
     #[test]
