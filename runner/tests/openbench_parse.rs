@@ -187,6 +187,12 @@ fn openbench_counts_crashes_of_an_engine_that_exits_mid_game() {
     let got = openbench_parse(&out);
     assert!(got.crashes > 0, "{out}");
     assert!(out.contains(" disconnects}"), "{out}");
+    // fastchess's count of each engine's crashes and time-outs before `Finished match`.
+    let block = format!(
+        "\nPlayer: dev-dev\n  Timeouts: 0\n  Crashed: {}\n\nFinished match\n",
+        got.crashes
+    );
+    assert!(out.contains(&block), "{block}\n{out}");
     assert_eq!(
         got,
         spar_record(&out, &dir.path().join("games.pgn")),
@@ -204,6 +210,8 @@ fn openbench_counts_time_losses() {
     let got = openbench_parse(&out);
     assert!(got.timelosses > 0, "{out}");
     assert!(out.contains(" loses on time}"), "{out}");
+    let block = format!("\nPlayer: dev-dev\n  Timeouts: {}\n", got.timelosses);
+    assert!(out.contains(&block), "{block}\n{out}");
     assert_eq!(
         got,
         spar_record(&out, &dir.path().join("games.pgn")),

@@ -357,6 +357,9 @@ impl<'a> Report<'a> {
                     // results so far.
                     out.extend(self.fastchess_block(sprt)?);
                 }
+                if self.lines.output == Tool::Fastchess {
+                    out.extend(self.fastchess_failures(tally));
+                }
                 out.push("Finished match".to_string());
                 let t = self.started.elapsed().as_secs();
                 out.push(format!(
@@ -369,6 +372,26 @@ impl<'a> Report<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// fastchess's count of each engine's lost games by time-out and by crash (a crash or
+    /// a stalled connection), for the engines that had any, between blank lines (fastchess
+    /// keeps them in a hash map; spar lists them in engine order).
+    fn fastchess_failures(&self, tally: &Tally) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, name) in self.names.iter().enumerate() {
+            let f = &tally.failures[i];
+            if f.time_forfeits + f.crashes + f.stalls > 0 {
+                out.push(format!("Player: {name}"));
+                out.push(format!("  Timeouts: {}", f.time_forfeits));
+                out.push(format!("  Crashed: {}", f.crashes + f.stalls));
+            }
+        }
+        if !out.is_empty() {
+            out.insert(0, String::new());
+            out.push(String::new());
+        }
+        out
     }
 
     /// fastchess's results block: the Elo, LOS, games and pentanomial lines between
