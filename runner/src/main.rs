@@ -105,26 +105,20 @@ fn run(cli: Cli) -> CliResult {
 /// A personality (fastchess, cutechess-cli): the tool's arguments translated, then parsed
 /// and run as spar's own command line.
 fn personality(tool: cmd::compat::Tool, args: &[String]) -> CliResult {
-    match cmd::compat::translate(tool, args)? {
-        cmd::compat::Translation::Version => {
-            println!("{}", tool.version_line());
-            Ok(())
-        }
-        cmd::compat::Translation::Run(argv) => {
-            let cli = Cli::try_parse_from(std::iter::once("spar".to_string()).chain(argv))
-                .map_err(|e| {
-                    // One line, as every refusal of the personality.
-                    let text = e.to_string();
-                    let first = text.lines().next().unwrap_or_default();
-                    error::CliError::usage(format!(
-                        "{}: {}",
-                        tool.name(),
-                        first.trim_start_matches("error: ")
-                    ))
-                })?;
-            run(cli)
-        }
-    }
+    cmd::compat::run(tool, args, |argv| {
+        let cli =
+            Cli::try_parse_from(std::iter::once("spar".to_string()).chain(argv)).map_err(|e| {
+                // One line, as every refusal of the personality.
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                error::CliError::usage(format!(
+                    "{}: {}",
+                    tool.name(),
+                    first.trim_start_matches("error: ")
+                ))
+            })?;
+        run(cli)
+    })
 }
 
 fn main() {

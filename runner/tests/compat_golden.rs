@@ -206,6 +206,12 @@ fn an_sprt_prints_what_fastchess_prints() {
 }
 
 #[test]
+fn a_random_book_plays_fastchess_openings() {
+    // -openings order=random start=3 -srand 42: fastchess's shuffle, so its games.
+    golden("fastchess_random");
+}
+
+#[test]
 fn cutechess_output_prints_what_fastchess_prints() {
     golden("fastchess_cutechess_output");
 }

@@ -6,6 +6,7 @@
 //! [`translate`] turns a tool's arguments into spar's argv; the hidden `--game-lines TOOL…`
 //! word it adds makes `spar match` print the tool's lines through a [`Report`].
 
+mod book;
 mod numbers;
 mod report;
 
@@ -190,6 +191,25 @@ fn groups(reader: &Reader, args: &[String]) -> CliResult<Vec<(String, Vec<String
         }
     }
     Ok(groups)
+}
+
+/// Runs a tool's command line: prints the version line, or hands the translated argv to
+/// `run` (spar's own parser and commands) — for fastchess with a random EPD book, a
+/// temporary copy of the book in fastchess's order, kept until `run` returns.
+pub fn run(tool: Tool, args: &[String], run: impl FnOnce(Vec<String>) -> CliResult) -> CliResult {
+    match translate(tool, args)? {
+        Translation::Version => {
+            println!("{}", tool.version_line());
+            Ok(())
+        }
+        Translation::Run(mut argv) => {
+            let _book = match tool {
+                Tool::Fastchess => book::fastchess_random_book(&mut argv)?,
+                Tool::Cutechess => None,
+            };
+            run(argv)
+        }
+    }
 }
 
 /// Translates a tool's arguments (after the program name) into spar's argv.
