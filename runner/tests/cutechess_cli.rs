@@ -129,20 +129,17 @@ fn an_sprt_prints_cutechess_results_every_rating_interval() {
 
 #[test]
 fn maxmoves_is_cutechess_wording() {
-    let out = ok(&run(&argv(
-        "cutechess -engine name=a -engine name=b -each nodes=200 -games 2 -repeat -maxmoves 5",
-    )));
-    let finished: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("Finished game"))
-        .collect();
-    assert_eq!(finished.len(), 2, "{out}");
+    let line =
+        "cutechess -engine name=a -engine name=b -each nodes=200 -games 2 -repeat -maxmoves 5";
+    let finished = personality::finished_lines(line);
+    assert_eq!(finished.len(), 2, "{finished:?}");
     for l in finished {
         assert!(
             l.ends_with(": 1/2-1/2 {Draw by adjudication: maximal game length}"),
             "{l}"
         );
     }
+    let out = ok(&run(&argv(line)));
     assert!(
         out.contains("   \"Draw by adjudication: maximal game length\": 2"),
         "{out}"

@@ -93,14 +93,10 @@ fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
 
 #[test]
 fn finished_lines_give_fastchess_reasons() {
-    let out = ok(&run(&argv(
+    let finished = personality::finished_lines(
         "fastchess -engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -maxmoves 5",
-    )));
-    let finished: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("Finished game"))
-        .collect();
-    assert_eq!(finished.len(), 4, "{out}");
+    );
+    assert_eq!(finished.len(), 4, "{finished:?}");
     for l in finished {
         assert!(l.ends_with(": 1/2-1/2 {Draw by adjudication}"), "{l}");
     }

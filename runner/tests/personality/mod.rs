@@ -1,6 +1,6 @@
 //! What the tests of the two personalities (fastchess_cli.rs, cutechess_cli.rs) share: spar
-//! run under a tool's program name, and the check that a refused option is one line on
-//! stderr with exit code 2 and nothing on stdout.
+//! run under a tool's program name, a run's `Finished game` lines, and the check that a
+//! refused option is one line on stderr with exit code 2 and nothing on stdout.
 #![allow(dead_code)]
 
 use std::process::Output;
@@ -23,6 +23,15 @@ pub fn through_symlink(name: &str, line: &str) -> (String, Output) {
         .output()
         .unwrap();
     (crate::common::ok(&version), out)
+}
+
+/// The `Finished game` lines of a successful run of `line`.
+pub fn finished_lines(line: &str) -> Vec<String> {
+    let out = crate::common::ok(&run(&argv(line)));
+    out.lines()
+        .filter(|l| l.starts_with("Finished game"))
+        .map(String::from)
+        .collect()
 }
 
 /// `spar TOOL BASE EXTRA` for every extra: exit code 2, one line on stderr starting with

@@ -1,8 +1,8 @@
-//! The numbers of the tools' reports, computed and printed as each tool does: fastchess's
-//! Elo/nElo/LOS (its order of operations, its NaN signs), cutechess-cli's Elo class and SPRT
-//! (ported from its elo.cpp and sprt.cpp), C++/fmt's and Qt's number formats.
+//! The numbers of the tools' reports, computed and printed as each tool does: cutechess-cli's
+//! Elo class and SPRT (ported from its elo.cpp and sprt.cpp), C++/fmt's and Qt's number
+//! formats (fastchess's Elo, nElo and LOS are sprt's estimates, the same formulas).
 
-use sprt::{Decision, Pentanomial, Trinomial};
+use sprt::Decision;
 
 /// `{:.Ng}` of fmt/printf: `digits` significant digits, no trailing zeros.
 pub(super) fn g_digits(x: f64, digits: i32) -> String {
@@ -33,67 +33,6 @@ pub(super) fn fixed(x: f64, decimals: usize) -> String {
 /// sign, and NaN is `nan`.
 pub(super) fn qt_fixed(x: f64, decimals: usize) -> String {
     sprt::format::number(if x == 0.0 { 0.0 } else { x }, decimals)
-}
-
-/// fastchess's Elo estimates (`EloPentanomial`, `EloWDL`), computed in its order of
-/// operations so that even its NaNs come out with the same sign.
-pub(super) struct FastchessElo {
-    pub(super) diff: f64,
-    pub(super) error: f64,
-    pub(super) nelo: f64,
-    pub(super) nelo_error: f64,
-    pub(super) los: f64,
-}
-
-impl FastchessElo {
-    const CI95ZSCORE: f64 = 1.959963984540054;
-
-    pub(super) fn score_to_elo(score: f64) -> f64 {
-        -400.0 * (1.0 / score - 1.0).log10()
-    }
-
-    /// From the score, its variance per observation, the number of observations, and the
-    /// factor nElo divides the variance by (2 for pairs).
-    pub(super) fn new(score: f64, variance: f64, n: f64, nelo_var_factor: f64) -> FastchessElo {
-        let per = variance / n;
-        let upper = score + Self::CI95ZSCORE * per.sqrt();
-        let lower = score - Self::CI95ZSCORE * per.sqrt();
-        let nelo = |s: f64| {
-            (s - 0.5) / (nelo_var_factor * variance).sqrt() * (800.0 / std::f64::consts::LN_10)
-        };
-        FastchessElo {
-            diff: Self::score_to_elo(score),
-            error: (Self::score_to_elo(upper) - Self::score_to_elo(lower)) / 2.0,
-            nelo: nelo(score),
-            nelo_error: (nelo(upper) - nelo(lower)) / 2.0,
-            los: (1.0 - erf(-(score - 0.5) / (2.0 * per).sqrt())) / 2.0,
-        }
-    }
-
-    pub(super) fn pentanomial(p: &Pentanomial) -> FastchessElo {
-        let pairs = p.pairs() as f64;
-        let [ll, ld, wl_dd, wd, ww] = p.0.map(|n| n as f64 / pairs);
-        let score = ww + 0.75 * wd + 0.5 * wl_dd + 0.25 * ld;
-        let variance = ww * (1.0 - score).powi(2)
-            + wd * (0.75 - score).powi(2)
-            + wl_dd * (0.5 - score).powi(2)
-            + ld * (0.25 - score).powi(2)
-            + ll * (0.0 - score).powi(2);
-        Self::new(score, variance, pairs, 2.0)
-    }
-
-    pub(super) fn wdl(t: &Trinomial) -> FastchessElo {
-        let games = t.games() as f64;
-        let (w, d, l) = (
-            t.wins as f64 / games,
-            t.draws as f64 / games,
-            t.losses as f64 / games,
-        );
-        let score = w + 0.5 * d;
-        let variance =
-            w * (1.0 - score).powi(2) + d * (0.5 - score).powi(2) + l * (0.0 - score).powi(2);
-        Self::new(score, variance, games, 1.0)
-    }
 }
 
 /// Qt's `QString::arg(x, 0, 'g', 3)`: three significant digits, no trailing zeros.

@@ -5,7 +5,7 @@
 use engine::types::GameResult;
 use sprt::{Decision, Pentanomial, Sprt, Trinomial};
 
-use super::numbers::{fixed, g3, g_digits, qt_fixed, CutechessElo, CutechessSprt, FastchessElo};
+use super::numbers::{fixed, g3, g_digits, qt_fixed, CutechessElo, CutechessSprt};
 use super::{Lines, Tool};
 use crate::engines::variant::Variant;
 use crate::error::{CliError, CliResult};
@@ -402,11 +402,12 @@ impl<'a> Report<'a> {
         let mut out = Vec::new();
         if self.lines.output == Tool::Cutechess {
             let g = &self.running;
-            let e = FastchessElo::wdl(g);
+            // sprt's estimate is fastchess's EloWDL, operation for operation.
+            let e = g.estimate();
             out.push(format!(
                 "Elo difference: {} +/- {}, LOS: {} %, DrawRatio: {} %",
-                fixed(e.diff, 2),
-                fixed(e.error, 2),
+                fixed(e.elo, 2),
+                fixed(e.elo_error, 2),
                 fixed(e.los * 100.0, 2),
                 fixed(100.0 * g.draws as f64 / g.games() as f64, 2)
             ));
@@ -429,7 +430,9 @@ impl<'a> Report<'a> {
         }
         let p: &Pentanomial = &t.pairs;
         let g = &t.games;
-        let e = FastchessElo::pentanomial(p);
+        // sprt's estimate is fastchess's EloPentanomial, operation for operation (even its
+        // NaNs' signs, which `fixed` prints as fastchess does).
+        let e = p.estimate();
         let [_, _, _, wd, ww] = p.0;
         let [ll, ld, _, _, _] = p.0;
         let pairs_ratio = (ww + wd) as f64 / (ld + ll) as f64;
@@ -442,8 +445,8 @@ impl<'a> Report<'a> {
         ));
         out.push(format!(
             "Elo: {} +/- {}, nElo: {} +/- {}",
-            fixed(e.diff, 2),
-            fixed(e.error, 2),
+            fixed(e.elo, 2),
+            fixed(e.elo_error, 2),
             fixed(e.nelo, 2),
             fixed(e.nelo_error, 2)
         ));
