@@ -82,7 +82,9 @@ pub(super) fn fastchess_order(n: usize, seed: u64, start: usize, rounds: usize) 
 }
 
 /// A temporary book, removed when dropped.
-pub struct TemporaryBook(#[allow(dead_code)] tempfile::TempDir);
+pub struct TemporaryBook {
+    _dir: tempfile::TempDir,
+}
 
 /// Rewrites the `--book FILE … order=random …` words of a fastchess translation into a
 /// temporary EPD book in fastchess's order, read sequentially (same file name, so that the
@@ -167,7 +169,7 @@ pub fn fastchess_random_book(argv: &mut Vec<String>) -> CliResult<Option<Tempora
             .cloned(),
     );
     argv.splice(at + 1..end, book);
-    Ok(Some(TemporaryBook(dir)))
+    Ok(Some(TemporaryBook { _dir: dir }))
 }
 
 #[cfg(test)]
