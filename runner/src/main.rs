@@ -70,6 +70,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// cutechess-cli's command line (`-engine … -games N -repeat …`) run as `spar match`/`sprt`,
+    /// with cutechess-cli's output; also spar under a program name starting with `cutechess`.
+    Cutechess {
+        /// cutechess-cli's options, single-dash.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -90,21 +97,23 @@ fn run(cli: Cli) -> CliResult {
         Command::Shard(args) => cmd::shard::run(args),
         Command::Merge(args) => cmd::merge::run(args),
         Command::Status(args) => cmd::status::run(args),
-        Command::Fastchess { args } => fastchess(&args),
+        Command::Fastchess { args } => personality(cmd::compat::Tool::Fastchess, &args),
+        Command::Cutechess { args } => personality(cmd::compat::Tool::Cutechess, &args),
     }
 }
 
-/// The fastchess personality: fastchess's arguments translated, then parsed and run as
-/// spar's own command line.
-fn fastchess(args: &[String]) -> CliResult {
-    cmd::fastchess::run(args, |argv| {
+/// A personality (fastchess, cutechess-cli): the tool's arguments translated, then parsed
+/// and run as spar's own command line.
+fn personality(tool: cmd::compat::Tool, args: &[String]) -> CliResult {
+    cmd::compat::run(tool, args, |argv| {
         let cli =
             Cli::try_parse_from(std::iter::once("spar".to_string()).chain(argv)).map_err(|e| {
                 // One line, as every refusal of the personality.
                 let text = e.to_string();
                 let first = text.lines().next().unwrap_or_default();
                 error::CliError::usage(format!(
-                    "fastchess: {}",
+                    "{}: {}",
+                    tool.name(),
                     first.trim_start_matches("error: ")
                 ))
             })?;
@@ -116,13 +125,16 @@ fn main() {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let result = if argv
-        .first()
-        .is_some_and(|a| cmd::fastchess::is_personality(a))
-    {
-        fastchess(&argv[1..])
-    } else if argv.get(1).map(String::as_str) == Some("fastchess") {
-        fastchess(&argv[2..])
+    let by_name = argv.first().and_then(|a| cmd::compat::Tool::of_program(a));
+    let by_word = match argv.get(1).map(String::as_str) {
+        Some("fastchess") => Some(cmd::compat::Tool::Fastchess),
+        Some("cutechess") => Some(cmd::compat::Tool::Cutechess),
+        _ => None,
+    };
+    let result = if let Some(tool) = by_name {
+        personality(tool, &argv[1..])
+    } else if let Some(tool) = by_word {
+        personality(tool, &argv[2..])
     } else {
         run(Cli::parse())
     };

@@ -2,8 +2,9 @@
 //! run fastchess's command line as the equivalent `spar match`/`sprt`.
 
 mod common;
+mod personality;
 
-use common::{argv, ok, run, run_in, stderr, stdout};
+use common::{argv, ok, run, run_in};
 
 /// The words of a PGN without what depends on the clock: the tags that name the moment a
 /// game was played and the measured time of each move (`0.004s,`).
@@ -29,25 +30,36 @@ fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
         dir.path(),
         &argv(
             "fastchess -engine name=dev option.rfp_margin=120 -engine name=base -each nodes=300 \
-             -rounds 3 -games 2 -srand 7 -concurrency 2 -pgnout file=fc.pgn -output format=cutechess",
+             -rounds 3 -games 2 -srand 7 -concurrency 2 -pgnout file=fc.pgn",
         ),
     ));
-    let sp = ok(&run_in(
+    ok(&run_in(
         dir.path(),
         &argv(
             "match --engine name=dev option.rfp_margin=120 --engine name=base --each nodes=300 \
-             --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --output cutechess --no-recover",
+             --games 6 --seed 7 --concurrency 2 --pgnout sp.pgn --json sp.json --no-recover",
         ),
     ));
-    // fastchess's per-game lines, then the summary spar match prints.
+    // fastchess's per-game lines, then its results block (every 10 pairs and at the end)
+    // with spar match's counts.
     let is_game_line = |l: &&str| l.starts_with("Started game") || l.starts_with("Finished game");
     let lines: Vec<&str> = fc.lines().take_while(is_game_line).collect();
-    let summary: String = fc
-        .lines()
-        .skip(lines.len())
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(summary, sp);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sp.json")).unwrap())
+            .unwrap();
+    let games_line = format!(
+        "Games: 6, Wins: {}, Losses: {}, Draws: {},",
+        json["wins"], json["losses"], json["draws"]
+    );
+    assert!(fc.contains(&games_line), "{games_line}\n{fc}");
+    let p = &json["ptnml"];
+    let ptnml = format!(
+        "Ptnml(0-2): [{}, {}, {}, {}, {}], WL/DD Ratio: ",
+        p[0], p[1], p[2], p[3], p[4]
+    );
+    assert!(fc.contains(&ptnml), "{ptnml}\n{fc}");
+    assert!(fc.contains("\nFinished match\nTotal Time: "), "{fc}");
+    assert!(fc.ends_with(" (hours:minutes:seconds)\n\n"), "{fc}");
     let pgn = games_of(&dir.path().join("fc.pgn"));
     assert_eq!(pgn.matches("[Result ").count(), 6, "{pgn}");
     assert_eq!(pgn, games_of(&dir.path().join("sp.pgn")));
@@ -81,14 +93,10 @@ fn a_fastchess_line_plays_what_the_spar_match_line_plays() {
 
 #[test]
 fn finished_lines_give_fastchess_reasons() {
-    let out = ok(&run(&argv(
+    let finished = personality::finished_lines(
         "fastchess -engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -maxmoves 5",
-    )));
-    let finished: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("Finished game"))
-        .collect();
-    assert_eq!(finished.len(), 4, "{out}");
+    );
+    assert_eq!(finished.len(), 4, "{finished:?}");
     for l in finished {
         assert!(l.ends_with(": 1/2-1/2 {Draw by adjudication}"), "{l}");
     }
@@ -107,23 +115,12 @@ fn an_external_engine_by_cmd_and_args() {
 
 #[test]
 fn a_symlink_named_fastchess_ob_speaks_fastchess() {
-    let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("fastchess-ob");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_spar"), &link).unwrap();
-    let version = std::process::Command::new(&link)
-        .arg("-version")
-        .output()
-        .unwrap();
-    let line = ok(&version);
+    let (line, o) = personality::through_symlink(
+        "fastchess-ob",
+        "-engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -concurrency 1",
+    );
     assert!(line.starts_with("fastchess 1.8.1 "), "{line}");
     assert!(line.contains("spar"), "{line}");
-    let o = std::process::Command::new(&link)
-        .args(argv(
-            "-engine name=a -engine name=b -each nodes=200 -rounds 2 -repeat -concurrency 1",
-        ))
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
     let out = ok(&o);
     assert!(out.contains("Games: 4,"), "{out}");
 }
@@ -149,7 +146,7 @@ fn an_sprt_stops_at_rounds_times_games() {
 #[test]
 fn refused_options_are_one_line_and_exit_2() {
     let two = "-engine name=a -engine name=b -each nodes=100";
-    for extra in [
+    let extras = [
         "-games 1",
         "-games 3",
         "-noswap",
@@ -164,11 +161,10 @@ fn refused_options_are_one_line_and_exit_2() {
         "-seeds 1",
         "-tournament gauntlet",
         "-quick cmd=a cmd=b book=c",
-        "-testEnv",
         "-strict",
         "-help",
-        "-pgnout file=x.pgn nodes=true",
-        "-pgnout file=x.pgn match_line=info",
+        "-pgnout file=x.pgn nps=true",
+        "-pgnout file=x.pgn notation=lan",
         "-pgnout nodes=false",
         "-openings file=b.epd policy=encounter",
         "-engine name=c restart=on",
@@ -181,13 +177,6 @@ fn refused_options_are_one_line_and_exit_2() {
         "-concurrency -3",
         "-sprt elo0=x elo1=5",
         "-engine name=c",
-    ] {
-        let line = format!("fastchess {two} {extra}");
-        let o = run(&argv(&line));
-        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{line}: {err}");
-        assert!(err.starts_with("spar: error: fastchess"), "{line}: {err}");
-        assert!(stdout(&o).is_empty(), "{line}");
-    }
+    ];
+    personality::all_refused("fastchess", two, &extras);
 }

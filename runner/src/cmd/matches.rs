@@ -67,11 +67,13 @@ pub struct MatchArgs {
     sprt: SprtArgs,
     #[command(flatten)]
     slurm: SlurmArgs,
-    /// Print fastchess's per-game lines on stdout (`Started game N of M (A vs B)`,
-    /// `Finished game N (A vs B): RESULT {reason}`), in game order; `spar fastchess` sets it.
-    #[arg(long, hide = true)]
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    game_lines: bool,
+    /// Print fastchess's (or cutechess-cli's) per-game lines on stdout (`Started game N of
+    /// M (A vs B)`, `Finished game N (A vs B): RESULT {reason}`), in game order, their
+    /// periodic reports and their final report; `spar fastchess`/`spar cutechess` set it
+    /// (`TOOL[:OUTPUT][:rating=N][:every=N]`, see cmd::compat::Lines).
+    #[arg(long, hide = true, num_args = 0..=1, default_missing_value = "fastchess")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    game_lines: Option<String>,
 }
 
 /// Games `spar match` plays without `--games`.
@@ -103,7 +105,7 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
 /// of a cluster run.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {
     if args.slurm.slurm {
-        if args.game_lines {
+        if args.game_lines.is_some() {
             return Err(CliError::usage(
                 "--game-lines does not apply to --slurm: the shards play the games",
             ));
@@ -160,7 +162,7 @@ pub fn run_shard(args: serde_json::Value, is_sprt: bool, shard: &ShardRun) -> Cl
     let i = shard.index;
     args.run.concurrency = Some(shard.concurrency);
     args.run.quiet = true;
-    args.game_lines = false;
+    args.game_lines = None;
     args.slurm = SlurmArgs::default();
     let dump = args.files.dump_positions.take().map(|words| {
         let mut w = vec![crate::cluster::shard_positions(dir, i)
@@ -380,6 +382,22 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
         s.watch_stop(abort.clone());
     }
     let progress = Progress::new(quiet, "games", end_pair.map(|p| 2 * p), 2 * first_pair);
+    // A personality's lines (`spar fastchess`, `spar cutechess`).
+    let mut report = match &args.game_lines {
+        Some(word) => Some(crate::cmd::compat::Report::new(
+            crate::cmd::compat::Lines::parse(word)?,
+            names,
+            end_pair.map(|p| 2 * p),
+            crate::cmd::compat::fastchess_header(
+                &variants,
+                args.book.book.as_ref().and_then(|w| w.first()),
+            ),
+        )),
+        None => None,
+    };
+    if let Some(r) = &report {
+        stdout::print_lines(&r.start())?;
+    }
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
 
     let already_done = decision.is_some_and(|d| d != Decision::Continue)
@@ -401,9 +419,14 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
                     *failure.borrow_mut() = Some(e);
                     return Control::Stop;
                 }
-                if args.game_lines {
-                    let lines =
-                        crate::cmd::fastchess::game_lines(&pair, names, end_pair.map(|p| 2 * p));
+                if let Some(report) = report.as_mut() {
+                    let lines = match report.pair(&pair, sprt.as_ref()) {
+                        Ok(lines) => lines,
+                        Err(e) => {
+                            *failure.borrow_mut() = Some(e);
+                            return Control::Stop;
+                        }
+                    };
                     if let Err(e) = stdout::print_lines(&lines) {
                         *failure.borrow_mut() = Some(e);
                         return Control::Stop;
@@ -434,6 +457,10 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
                 if decision.is_some_and(|d| d != Decision::Continue) {
                     return Control::Stop;
                 }
+                // cutechess-cli's own SPRT (its personality) decided.
+                if report.as_ref().is_some_and(|r| r.stop()) {
+                    return Control::Stop;
+                }
                 Control::Continue
             },
         );
@@ -450,7 +477,10 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
         book: run.book.describe(),
         sprt: sprt.as_ref(),
     };
-    let mut lines = summary::summary_lines(&tally, &info, args.output)?;
+    let mut lines = match &report {
+        Some(report) => report.finish(&info, &tally)?,
+        None => summary::summary_lines(&tally, &info, args.output)?,
+    };
     if interrupted {
         lines.push(format!(
             "Interrupted: {} complete pairs counted; {}",

@@ -1,8 +1,8 @@
 //! One module per `spar` subcommand: its clap arguments and its `run` function.
 
 pub mod bench;
+pub mod compat;
 pub mod datagen;
-pub mod fastchess;
 pub mod matches;
 pub mod merge;
 pub mod params;
