@@ -165,6 +165,12 @@ mod tests {
         assert!(acquire(&lock, "x").is_err(), "the child holds it");
         child.kill().unwrap();
         child.wait().unwrap();
+        // flock(1)'s forked child may still hold the descriptor for a moment after the
+        // kill (`-o` closes it in the child just before the exec): wait for it, briefly.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while acquire(&lock, "x").is_err() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(acquire(&lock, "x").is_ok(), "freed by the kernel");
     }
 }
