@@ -55,8 +55,8 @@ fn without_clock(text: &str) -> Vec<Game> {
             } else {
                 line.to_string()
             };
-            if line.starts_with('[') {
-                let name = line[1..].split(' ').next().unwrap_or("");
+            if let Some(tag) = line.strip_prefix('[') {
+                let name = tag.split(' ').next().unwrap_or("");
                 tags.push(
                     if ["Date", "GameStartTime", "GameEndTime", "GameDuration"].contains(&name) {
                         format!("[{name} \"?\"]")
