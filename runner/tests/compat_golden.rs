@@ -207,3 +207,85 @@ fn the_fixtures_are_fastchess_output() {
     assert!(out.contains("SPRT ([0.00, 200.00]) completed - "), "{out}");
     assert!(out.ends_with("Total Time: HH:MM:SS (hours:minutes:seconds)\n\n"));
 }
+
+#[test]
+fn fastchess_nodes_true_adds_n_to_each_comment() {
+    // `-pgnout nodes=true`: fastchess's `n=` after the time, before the end's reason.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
+    let args = std::fs::read_to_string(fixtures().join("fastchess_match.args"))
+        .unwrap()
+        .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"))
+        .replace("-rounds 8", "-rounds 1");
+    for (file, nodes) in [("plain.pgn", "false"), ("nodes.pgn", "true")] {
+        let mut argv: Vec<String> = vec!["fastchess".into()];
+        argv.extend(args.split_whitespace().map(String::from));
+        argv.extend([
+            "-pgnout".into(),
+            format!("file={file}"),
+            format!("nodes={nodes}"),
+        ]);
+        ok(&run_in(dir.path(), &argv));
+    }
+    let comments = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        text.split('{')
+            .skip(1)
+            .map(|c| c[..c.find('}').unwrap()].replace('\n', " "))
+            .collect()
+    };
+    let (plain, nodes) = (comments("plain.pgn"), comments("nodes.pgn"));
+    assert_eq!(plain.len(), nodes.len());
+    assert!(!plain.is_empty());
+    for (p, n) in plain.iter().zip(&nodes) {
+        assert!(!p.contains("n="), "{p}");
+        // `+0.17/5 0.003s, n=372[, White mates]`: the same score/depth, then n=.
+        let (head, rest) = n.split_once(", n=").unwrap_or_else(|| panic!("{n}"));
+        assert_eq!(head.split(' ').next(), p.split(' ').next(), "{n} vs {p}");
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        assert!(!digits.is_empty(), "{n}");
+        assert_eq!(
+            rest[digits.len()..].trim_start_matches(", "),
+            p.split_once(", ").map_or("", |(_, why)| why),
+            "{n} vs {p}"
+        );
+    }
+}
+
+#[test]
+fn spar_match_keeps_its_own_pgn() {
+    // The personalities' PGN is theirs alone: `spar match` writes spar's (its Event and
+    // Round tags, n= in each comment, mate scores in moves).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
+    ok(&run_in(
+        dir.path(),
+        &[
+            "match",
+            "--engine",
+            "name=dev",
+            "option.rfp_margin=20",
+            "--engine",
+            "name=base",
+            "--each",
+            "nodes=400",
+            "--book",
+            "book.epd",
+            "order=sequential",
+            "--games",
+            "2",
+            "--concurrency",
+            "1",
+            "--pgnout",
+            "spar.pgn",
+        ],
+    ));
+    let text = std::fs::read_to_string(dir.path().join("spar.pgn")).unwrap();
+    assert!(text.starts_with("[Event \"spar match\"]"), "{text}");
+    assert!(text.contains("[Round \"1.1\"]"), "{text}");
+    assert!(!text.contains("GameStartTime"), "{text}");
+    // The fixture's first game ends with the engine's mate in 2, in 1: `+M3`, `+M1` in
+    // fastchess's words, `+M2`, `+M1` in spar's.
+    assert!(text.contains("{+M2/8 "), "{text}");
+    assert!(text.contains(", n="), "{text}");
+}
