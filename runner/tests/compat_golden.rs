@@ -209,21 +209,23 @@ fn the_fixtures_are_fastchess_output() {
 }
 
 #[test]
-fn fastchess_nodes_true_adds_n_to_each_comment() {
-    // `-pgnout nodes=true`: fastchess's `n=` after the time, before the end's reason.
+fn fastchess_nodes_and_seldepth_add_n_and_sd_to_each_comment() {
+    // `-pgnout nodes=true seldepth=true`: fastchess's `n=` and `sd=` after the time, before
+    // the end's reason (pgn_builder.cpp's createComment).
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
     let args = std::fs::read_to_string(fixtures().join("fastchess_match.args"))
         .unwrap()
         .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"))
         .replace("-rounds 8", "-rounds 1");
-    for (file, nodes) in [("plain.pgn", "false"), ("nodes.pgn", "true")] {
+    for (file, on) in [("plain.pgn", "false"), ("both.pgn", "true")] {
         let mut argv: Vec<String> = vec!["fastchess".into()];
         argv.extend(args.split_whitespace().map(String::from));
         argv.extend([
             "-pgnout".into(),
             format!("file={file}"),
-            format!("nodes={nodes}"),
+            format!("nodes={on}"),
+            format!("seldepth={on}"),
         ]);
         ok(&run_in(dir.path(), &argv));
     }
@@ -234,20 +236,30 @@ fn fastchess_nodes_true_adds_n_to_each_comment() {
             .map(|c| c[..c.find('}').unwrap()].replace('\n', " "))
             .collect()
     };
-    let (plain, nodes) = (comments("plain.pgn"), comments("nodes.pgn"));
-    assert_eq!(plain.len(), nodes.len());
+    let (plain, both) = (comments("plain.pgn"), comments("both.pgn"));
+    assert_eq!(plain.len(), both.len());
     assert!(!plain.is_empty());
-    for (p, n) in plain.iter().zip(&nodes) {
-        assert!(!p.contains("n="), "{p}");
-        // `+0.17/5 0.003s, n=372[, White mates]`: the same score/depth, then n=.
-        let (head, rest) = n.split_once(", n=").unwrap_or_else(|| panic!("{n}"));
-        assert_eq!(head.split(' ').next(), p.split(' ').next(), "{n} vs {p}");
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        assert!(!digits.is_empty(), "{n}");
+    let number = |s: &str| -> (u64, String) {
+        let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+        assert!(!digits.is_empty(), "{s}");
+        (digits.parse().unwrap(), s[digits.len()..].to_string())
+    };
+    for (p, b) in plain.iter().zip(&both) {
+        assert!(!p.contains("n=") && !p.contains("sd="), "{p}");
+        // `+0.17/5 0.003s, n=372, sd=7[, White mates]`: the same score/depth, then n=, sd=.
+        let (head, rest) = b.split_once(", n=").unwrap_or_else(|| panic!("{b}"));
+        assert_eq!(head.split(' ').next(), p.split(' ').next(), "{b} vs {p}");
+        let (nodes, rest) = number(rest);
+        let rest = rest.strip_prefix(", sd=").unwrap_or_else(|| panic!("{b}"));
+        let (seldepth, rest) = number(rest);
+        let depth: u64 = head.split(['/', ' ']).nth(1).unwrap().parse().unwrap();
+        // spar's engine reports its selective depth, at least its depth, with its nodes
+        // (fastchess's `0.00/0, n=0, sd=0` for a move without a score).
+        assert!((nodes > 0 || depth == 0) && seldepth >= depth, "{b}");
         assert_eq!(
-            rest[digits.len()..].trim_start_matches(", "),
+            rest.trim_start_matches(", "),
             p.split_once(", ").map_or("", |(_, why)| why),
-            "{n} vs {p}"
+            "{b} vs {p}"
         );
     }
 }

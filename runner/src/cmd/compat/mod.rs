@@ -246,6 +246,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
     let mut fischer = false;
     // The PGN's `n=` (fastchess `-pgnout nodes=true`); cutechess's book is an EPD file.
     let mut pgn_nodes = false;
+    let mut pgn_seldepth = false;
     let mut epd_book = false;
     let mut rating_interval: u64 = if fastchess { 10 } else { 0 };
     let mut second_interval: u64 = if fastchess { 1 } else { 0 };
@@ -379,8 +380,9 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 v => return r.usage(format!("-variant: '{v}' is not standard or fischerandom")),
             },
             "pgnout" if fastchess => {
-                let (file, nodes) = fastchess_pgnout(&r, values)?;
+                let (file, nodes, seldepth) = fastchess_pgnout(&r, values)?;
                 pgn_nodes = nodes;
+                pgn_seldepth = seldepth;
                 push(&mut out, "--pgnout", vec![file])
             }
             "pgnout" => {
@@ -559,6 +561,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
             sprt: cutechess_sprt,
             games_per_round: if fastchess { 2 } else { games },
             pgn_nodes,
+            pgn_seldepth,
             epd: !fastchess && epd_book,
         }
         .word(),
@@ -617,25 +620,28 @@ fn resolve_cmd_in_dir(out: &mut [String]) {
 }
 
 /// fastchess's `-pgnout file=F [key=value…]`: the file and whether the move comments
-/// carry `n=` (`nodes=true`), or a refusal of what spar's PGN cannot be.
-fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<(String, bool)> {
+/// carry `n=` (`nodes=true`) and `sd=` (`seldepth=true`), or a refusal of what spar's PGN
+/// cannot be.
+fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<(String, bool, bool)> {
     let o = "pgnout";
     let mut file = None;
     let mut nodes = false;
+    let mut seldepth = false;
     for w in values {
         let (k, v) = r.key_value(o, w)?;
         match (k, v) {
             ("file", _) => file = Some(v.to_string()),
             ("notation", "san") | ("append", "true") => {}
             ("nodes", "true" | "false") => nodes = v == "true",
+            ("seldepth", "true" | "false") => seldepth = v == "true",
             (
-                "seldepth" | "nps" | "hashfull" | "tbhits" | "pv" | "timeleft" | "latency" | "min",
+                "nps" | "hashfull" | "tbhits" | "pv" | "timeleft" | "latency" | "min",
                 "false",
             ) => {}
             // What OpenBench's client passes: accepted so that spar drops in as its
             // fastchess-ob, with a note on stderr (OpenBench reads stdout only).
-            ("seldepth", "true") | ("match_line", _) => eprintln!(
-                "spar: note: fastchess -pgnout {k}={v} has no effect: spar's PGN has no sd= (seldepth) and no engine-output lines (docs/compat.md)"
+            ("match_line", _) => eprintln!(
+                "spar: note: fastchess -pgnout {k}={v} has no effect: spar's PGN has no engine-output lines (docs/compat.md)"
             ),
             _ => {
                 return r.refuse(
@@ -648,7 +654,7 @@ fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<(String, bool)> 
     let file = file.ok_or_else(|| {
         CliError::usage("fastchess -pgnout needs file=NAME (spar makes up no file name)")
     })?;
-    Ok((file, nodes))
+    Ok((file, nodes, seldepth))
 }
 
 /// Which lines a personality prints, as the hidden `--game-lines` word carries them:
@@ -674,6 +680,9 @@ pub struct Lines {
     pub games_per_round: u64,
     /// fastchess `-pgnout nodes=true`: `n=` in the PGN's move comments (`:pgn=n`).
     pub pgn_nodes: bool,
+    /// fastchess `-pgnout seldepth=true`: `sd=` in the PGN's move comments (`:pgn=sd`;
+    /// both: `:pgn=n,sd`).
+    pub pgn_seldepth: bool,
     /// cutechess read its openings from an EPD file (`:epd`): its PGN's FEN clocks are
     /// `0 1`.
     pub epd: bool,
@@ -697,7 +706,12 @@ impl Lines {
             self.rating_interval,
             self.second_interval,
             if self.shuffled { ":shuffled" } else { "" },
-            if self.pgn_nodes { ":pgn=n" } else { "" },
+            match (self.pgn_nodes, self.pgn_seldepth) {
+                (true, true) => ":pgn=n,sd",
+                (true, false) => ":pgn=n",
+                (false, true) => ":pgn=sd",
+                (false, false) => "",
+            },
             if self.epd { ":epd" } else { "" },
         )
     }
@@ -708,6 +722,7 @@ impl Lines {
             tool: self.tool,
             games_per_round: self.games_per_round,
             nodes: self.pgn_nodes,
+            seldepth: self.pgn_seldepth,
             epd: self.epd,
         }
     }
@@ -736,13 +751,22 @@ impl Lines {
             sprt: None,
             games_per_round: 2,
             pgn_nodes: false,
+            pgn_seldepth: false,
             epd: false,
         };
         for p in parts {
             match p.split_once('=') {
                 None if p == "shuffled" => lines.shuffled = true,
                 None if p == "epd" => lines.epd = true,
-                Some(("pgn", "n")) => lines.pgn_nodes = true,
+                Some(("pgn", fields)) => {
+                    for f in fields.split(',') {
+                        match f {
+                            "n" => lines.pgn_nodes = true,
+                            "sd" => lines.pgn_seldepth = true,
+                            _ => return Err(bad()),
+                        }
+                    }
+                }
                 Some(("round", n)) => {
                     lines.games_per_round = n.parse().map_err(|_| bad())?;
                     if lines.games_per_round == 0 {
@@ -939,6 +963,7 @@ mod tests {
             sprt: Some([0.0, 5.0, 0.05, 0.1]),
             games_per_round: 6,
             pgn_nodes: true,
+            pgn_seldepth: true,
             epd: true,
         };
         assert_eq!(Lines::parse(&l.word()).unwrap(), l);

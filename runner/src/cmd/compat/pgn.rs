@@ -30,6 +30,8 @@ pub struct ToolPgn {
     pub games_per_round: u64,
     /// fastchess `-pgnout nodes=true`: `n=` in the move comments.
     pub nodes: bool,
+    /// fastchess `-pgnout seldepth=true`: `sd=` in the move comments.
+    pub seldepth: bool,
     /// cutechess with an EPD book: the FEN's clocks restart at `0 1` (cutechess reads an
     /// EPD's four fields only).
     pub epd: bool,
@@ -133,14 +135,17 @@ impl ToolPgn {
             let comment = if m.book {
                 "book".to_string()
             } else {
-                let (score, depth, nodes) = match m.score {
-                    Some(s) => (fastchess_score(s), m.depth.max(0), m.nodes),
+                let (score, depth, seldepth, nodes) = match m.score {
+                    Some(s) => (fastchess_score(s), m.depth.max(0), m.seldepth, m.nodes),
                     // fastchess's move data without an engine score: `0.00`, depth 0.
-                    None => ("0.00".to_string(), 0, 0),
+                    None => ("0.00".to_string(), 0, 0, 0),
                 };
                 let mut parts = vec![format!("{score}/{depth} {}", seconds_3(m.time))];
                 if self.nodes {
                     parts.push(format!("n={nodes}"));
+                }
+                if self.seldepth {
+                    parts.push(format!("sd={seldepth}"));
                 }
                 if i + 1 == game.moves.len() && !why.is_empty() {
                     parts.push(why.clone());
