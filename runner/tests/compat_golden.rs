@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{ok, run_in};
@@ -27,19 +26,29 @@ fn without_total_time(text: &str) -> String {
         .join("\n")
 }
 
-/// One game of a PGN: its tags, its SAN moves, and each move's `score/depth` comment.
+/// One game of a PGN: its tag lines in order and its movetext as words (the line breaks
+/// are left out: where the tools break a line depends on the length of each move's
+/// measured time, which differs from run to run).
 #[derive(Debug, PartialEq)]
 struct Game {
-    tags: BTreeMap<String, String>,
-    moves: Vec<String>,
-    evals: Vec<Option<String>>,
+    tags: Vec<String>,
+    movetext: Vec<String>,
 }
 
-fn games(text: &str) -> Vec<Game> {
+/// The clock in a PGN, as regen.sh normalises the fixtures: the `Date`, `GameStartTime`,
+/// `GameEndTime` and `GameDuration` values become `?`, each move's measured time (`0.003s`,
+/// cutechess's `0.12s`, `1s`) `?s`.
+fn without_clock(text: &str) -> Vec<Game> {
     let mut out = Vec::new();
-    for chunk in text.split("[Event ").skip(1) {
-        let mut tags = BTreeMap::new();
-        let mut movetext = String::new();
+    for chunk in text
+        .split("\n[Event ")
+        .map(|c| c.trim_start_matches("[Event "))
+    {
+        if chunk.trim().is_empty() {
+            continue;
+        }
+        let mut tags = Vec::new();
+        let mut movetext = Vec::new();
         for (i, line) in chunk.lines().enumerate() {
             let line = if i == 0 {
                 format!("[Event {line}")
@@ -47,65 +56,32 @@ fn games(text: &str) -> Vec<Game> {
                 line.to_string()
             };
             if let Some(tag) = line.strip_prefix('[') {
-                let (name, value) = tag.split_once(' ').unwrap();
-                tags.insert(
-                    name.to_string(),
-                    value.trim_end_matches(']').trim_matches('"').to_string(),
+                let name = tag.split(' ').next().unwrap_or("");
+                tags.push(
+                    if ["Date", "GameStartTime", "GameEndTime", "GameDuration"].contains(&name) {
+                        format!("[{name} \"?\"]")
+                    } else {
+                        line
+                    },
                 );
             } else {
-                movetext.push_str(&line);
-                movetext.push(' ');
-            }
-        }
-        // Each move and the first word of the comment after it (`None`: no comment).
-        let mut moves = Vec::new();
-        let mut evals: Vec<Option<String>> = Vec::new();
-        let mut rest = movetext.as_str();
-        loop {
-            let open = rest.find('{').unwrap_or(rest.len());
-            for w in rest[..open].split_whitespace() {
-                if !w.ends_with('.') && !["1-0", "0-1", "1/2-1/2", "*"].contains(&w) {
-                    moves.push(w.to_string());
-                    evals.push(None);
+                for w in line.split_whitespace() {
+                    let bare = w.trim_end_matches([',', '}']);
+                    let number = bare.strip_suffix('s').unwrap_or("");
+                    let is_time = !number.is_empty()
+                        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+                        && number.starts_with(|c: char| c.is_ascii_digit());
+                    movetext.push(if is_time {
+                        format!("?s{}", &w[bare.len()..])
+                    } else {
+                        w.to_string()
+                    });
                 }
             }
-            if open == rest.len() {
-                break;
-            }
-            let close = rest[open..].find('}').unwrap() + open;
-            let comment = &rest[open + 1..close];
-            if let Some(e) = evals.last_mut() {
-                *e = Some(comment.split_whitespace().next().unwrap_or("").to_string());
-            }
-            rest = &rest[close + 1..];
         }
-        out.push(Game { tags, moves, evals });
+        out.push(Game { tags, movetext });
     }
     out
-}
-
-/// spar's `score/depth` comment in the tools' convention: mate scores count plies (`+M2`
-/// moves is `+M3` plies, `-M1` is `-M2`), a zero score has no sign, a move without a score
-/// is fastchess's `0.00/0` (cutechess, as spar, writes no comment there). (spar's own PGN
-/// keeps its convention; README.md there.)
-fn in_tool_words(eval: Option<&str>, cutechess: bool) -> Option<String> {
-    // A move without a score: fastchess writes `0.00/0` (its empty score and depth).
-    let Some(eval) = eval else {
-        return (!cutechess).then(|| "0.00/0".to_string());
-    };
-    let Some((score, depth)) = eval.split_once('/') else {
-        return Some(eval.to_string());
-    };
-    let score = match score.split_once('M') {
-        Some((sign, n)) => {
-            let n: u64 = n.parse().unwrap();
-            let plies = if sign == "-" { 2 * n } else { 2 * n - 1 };
-            format!("{sign}M{plies}")
-        }
-        None if score == "+0.00" || score == "-0.00" => "0.00".to_string(),
-        None => score.to_string(),
-    };
-    Some(format!("{score}/{depth}"))
 }
 
 /// Runs the fixture's command line through `spar fastchess` or `spar cutechess` (by the
@@ -145,54 +121,45 @@ fn golden(case: &str) {
         want_lines.len()
     );
 
-    // The same games: colours, opening, moves, the engines' scores and depths, results.
-    let want = games(&std::fs::read_to_string(fixtures().join(format!("{case}.pgn"))).unwrap());
-    let got = games(&std::fs::read_to_string(dir.path().join("games.pgn")).unwrap());
+    // The same games in the tool's PGN: its tags in its order, its move comments (scores,
+    // mates in plies, depths, the end's reason), everything but the clock.
+    let want_text = std::fs::read_to_string(fixtures().join(format!("{case}.pgn"))).unwrap();
+    let got_text = std::fs::read_to_string(dir.path().join("games.pgn")).unwrap();
+    let (want, got) = (without_clock(&want_text), without_clock(&got_text));
     assert_eq!(got.len(), want.len(), "{case}: games");
     assert!(!want.is_empty());
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        // cutechess writes no Termination for a game that ended by the rules, and restarts
-        // the FEN's clocks (`0 1`): the FEN up to the en-passant square is compared there.
-        let tags: &[&str] = if cutechess {
-            &["White", "Black", "Result", "PlyCount"]
-        } else {
-            &[
-                "White",
-                "Black",
-                "Result",
-                "FEN",
-                "SetUp",
-                "PlyCount",
-                "Termination",
-            ]
-        };
-        for tag in tags {
+        assert_eq!(g.tags, w.tags, "{case}: game {} tags", k + 1);
+        for (i, (gw, ww)) in g.movetext.iter().zip(&w.movetext).enumerate() {
             assert_eq!(
-                g.tags.get(*tag),
-                w.tags.get(*tag),
-                "{case}: game {} tag {tag}",
-                k + 1
+                gw,
+                ww,
+                "{case}: game {} movetext word {} differs\n{}\n{}",
+                k + 1,
+                i + 1,
+                g.movetext.join(" "),
+                w.movetext.join(" ")
             );
         }
-        let fen = |g: &Game| {
-            let f = g.tags.get("FEN").cloned().unwrap_or_default();
-            let fields = if cutechess { 4 } else { 6 };
-            f.split(' ').take(fields).collect::<Vec<_>>().join(" ")
-        };
-        assert_eq!(fen(g), fen(w), "{case}: game {} FEN", k + 1);
-        assert_eq!(g.moves, w.moves, "{case}: game {} moves", k + 1);
-        let evals: Vec<Option<String>> = g
-            .evals
-            .iter()
-            .map(|e| in_tool_words(e.as_deref(), cutechess))
-            .collect();
         assert_eq!(
-            evals,
-            w.evals,
-            "{case}: game {} score/depth comments",
+            g.movetext.len(),
+            w.movetext.len(),
+            "{case}: game {} movetext length",
             k + 1
         );
     }
+    // The layout: a blank line after the tags, lines of at most 80 columns, a blank line
+    // after each game.
+    assert!(got_text.ends_with("\n\n") && !got_text.ends_with("\n\n\n"));
+    assert!(
+        got_text.lines().all(|l| l.len() <= 80),
+        "{case}: a line over 80 columns"
+    );
+    assert_eq!(
+        got_text.matches("]\n\n").count(),
+        want.len(),
+        "{case}: a blank line after each game's tags"
+    );
 }
 
 #[test]
@@ -239,4 +206,98 @@ fn the_fixtures_are_fastchess_output() {
     let out = std::fs::read_to_string(fixtures().join("fastchess_sprt.stdout")).unwrap();
     assert!(out.contains("SPRT ([0.00, 200.00]) completed - "), "{out}");
     assert!(out.ends_with("Total Time: HH:MM:SS (hours:minutes:seconds)\n\n"));
+}
+
+#[test]
+fn fastchess_nodes_and_seldepth_add_n_and_sd_to_each_comment() {
+    // `-pgnout nodes=true seldepth=true`: fastchess's `n=` and `sd=` after the time, before
+    // the end's reason (pgn_builder.cpp's createComment).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
+    let args = std::fs::read_to_string(fixtures().join("fastchess_match.args"))
+        .unwrap()
+        .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"))
+        .replace("-rounds 8", "-rounds 1");
+    for (file, on) in [("plain.pgn", "false"), ("both.pgn", "true")] {
+        let mut argv: Vec<String> = vec!["fastchess".into()];
+        argv.extend(args.split_whitespace().map(String::from));
+        argv.extend([
+            "-pgnout".into(),
+            format!("file={file}"),
+            format!("nodes={on}"),
+            format!("seldepth={on}"),
+        ]);
+        ok(&run_in(dir.path(), &argv));
+    }
+    let comments = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        text.split('{')
+            .skip(1)
+            .map(|c| c[..c.find('}').unwrap()].replace('\n', " "))
+            .collect()
+    };
+    let (plain, both) = (comments("plain.pgn"), comments("both.pgn"));
+    assert_eq!(plain.len(), both.len());
+    assert!(!plain.is_empty());
+    let number = |s: &str| -> (u64, String) {
+        let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+        assert!(!digits.is_empty(), "{s}");
+        (digits.parse().unwrap(), s[digits.len()..].to_string())
+    };
+    for (p, b) in plain.iter().zip(&both) {
+        assert!(!p.contains("n=") && !p.contains("sd="), "{p}");
+        // `+0.17/5 0.003s, n=372, sd=7[, White mates]`: the same score/depth, then n=, sd=.
+        let (head, rest) = b.split_once(", n=").unwrap_or_else(|| panic!("{b}"));
+        assert_eq!(head.split(' ').next(), p.split(' ').next(), "{b} vs {p}");
+        let (nodes, rest) = number(rest);
+        let rest = rest.strip_prefix(", sd=").unwrap_or_else(|| panic!("{b}"));
+        let (seldepth, rest) = number(rest);
+        let depth: u64 = head.split(['/', ' ']).nth(1).unwrap().parse().unwrap();
+        // spar's engine reports its selective depth, at least its depth, with its nodes
+        // (fastchess's `0.00/0, n=0, sd=0` for a move without a score).
+        assert!((nodes > 0 || depth == 0) && seldepth >= depth, "{b}");
+        assert_eq!(
+            rest.trim_start_matches(", "),
+            p.split_once(", ").map_or("", |(_, why)| why),
+            "{b} vs {p}"
+        );
+    }
+}
+
+#[test]
+fn spar_match_keeps_its_own_pgn() {
+    // The personalities' PGN is theirs alone: `spar match` writes spar's (its Event and
+    // Round tags, n= in each comment, mate scores in moves).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
+    ok(&run_in(
+        dir.path(),
+        &[
+            "match",
+            "--engine",
+            "name=dev",
+            "option.rfp_margin=20",
+            "--engine",
+            "name=base",
+            "--each",
+            "nodes=400",
+            "--book",
+            "book.epd",
+            "order=sequential",
+            "--games",
+            "2",
+            "--concurrency",
+            "1",
+            "--pgnout",
+            "spar.pgn",
+        ],
+    ));
+    let text = std::fs::read_to_string(dir.path().join("spar.pgn")).unwrap();
+    assert!(text.starts_with("[Event \"spar match\"]"), "{text}");
+    assert!(text.contains("[Round \"1.1\"]"), "{text}");
+    assert!(!text.contains("GameStartTime"), "{text}");
+    // The fixture's first game ends with the engine's mate in 2, in 1: `+M3`, `+M1` in
+    // fastchess's words, `+M2`, `+M1` in spar's.
+    assert!(text.contains("{+M2/8 "), "{text}");
+    assert!(text.contains(", n="), "{text}");
 }

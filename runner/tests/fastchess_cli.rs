@@ -6,21 +6,33 @@ mod personality;
 
 use common::{argv, ok, run, run_in};
 
-/// The words of a PGN without what depends on the clock: the tags that name the moment a
-/// game was played and the measured time of each move (`0.004s,`).
+/// The games of a PGN, whatever its layout (`spar match` writes its own PGN, `spar
+/// fastchess` fastchess's: other tags, other comments): per game its `White`, `Black`,
+/// `Result` and `FEN` tags and its SAN moves.
 fn games_of(pgn: &std::path::Path) -> String {
     let text = std::fs::read_to_string(pgn).unwrap();
-    let is_time = |w: &str| {
-        w.trim_end_matches(',')
-            .strip_suffix('s')
-            .is_some_and(|t| t.contains('.') && t.parse::<f64>().is_ok())
-    };
-    text.lines()
-        .filter(|l| !l.starts_with("[Date") && !l.starts_with("[Time"))
-        .flat_map(str::split_whitespace)
-        .filter(|w| !is_time(w))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = Vec::new();
+    let mut in_comment = false;
+    for line in text.lines() {
+        if let Some(tag) = line.strip_prefix('[') {
+            if ["White ", "Black ", "Result ", "FEN "]
+                .iter()
+                .any(|t| tag.starts_with(t))
+            {
+                out.push(line.to_string());
+            }
+            continue;
+        }
+        for w in line.split_whitespace() {
+            let was_comment = in_comment || w.starts_with('{');
+            in_comment = was_comment && !w.ends_with('}');
+            let number = w.ends_with('.') && w.starts_with(|c: char| c.is_ascii_digit());
+            if !was_comment && !number {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out.join(" ")
 }
 
 #[test]

@@ -414,6 +414,12 @@ impl PgnWriter {
     /// formatted (illegal move, bad FEN) writes nothing and returns `InvalidData`.
     pub fn append_game(&mut self, game: &GameRecord) -> io::Result<()> {
         let text = format_game(game)?;
+        self.append_text(&text)
+    }
+
+    /// Appends one game already formatted (another tool's PGN layout) in one write, then
+    /// flushes.
+    pub fn append_text(&mut self, text: &str) -> io::Result<()> {
         self.file.write_all(text.as_bytes())?;
         self.file.flush()
     }

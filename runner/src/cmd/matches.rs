@@ -316,6 +316,13 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
         stride,
     })
     .map_err(CliError::usage)?;
+    // A personality writes the tool's PGN (`spar match`'s own is unchanged).
+    if let Some(word) = &args.game_lines {
+        let layout = crate::cmd::compat::Lines::parse(word)?.pgn();
+        files.set_pgn_format(Box::new(move |pair, g, white, black, ended| {
+            layout.format(pair, g, white, black, ended)
+        }));
+    }
     if let Some(r) = &args.files.results {
         let mut extra = serde_json::Map::new();
         extra.insert("pgn_start".into(), files.pgn_start().into());

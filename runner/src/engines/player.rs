@@ -34,6 +34,8 @@ pub struct MoveReply {
     pub score: Option<Score>,
     /// Depth reached.
     pub depth: i32,
+    /// Selective depth reached (deepest ply; 0 when the engine did not say).
+    pub seldepth: i32,
     /// Nodes searched.
     pub nodes: u64,
 }
@@ -123,6 +125,7 @@ impl Player for BuiltinPlayer {
             mv,
             score: Some(result.score),
             depth: result.depth,
+            seldepth: result.seldepth,
             nodes: result.nodes,
         })
     }

@@ -59,9 +59,18 @@ pub struct OpenFiles<'a> {
     pub stride: Stride,
 }
 
+/// A PGN layout in place of spar's own (a personality's: cmd::compat::ToolPgn): game `g`
+/// (0 or 1) of a pair, its White and Black, and when it ended, as the game's PGN text
+/// (ending with a blank line, as spar's).
+pub type PgnFormat = Box<
+    dyn Fn(&PairOutcome, usize, &Variant, &Variant, std::time::SystemTime) -> Result<String, String>
+        + Send,
+>;
+
 /// The files a match appends to.
 pub struct MatchFiles {
     pgn: Option<PgnWriter>,
+    pgn_format: Option<PgnFormat>,
     results: Option<ResultsWriter>,
     dump: PositionDump,
     resumed: Vec<ResumedPair>,
@@ -190,6 +199,7 @@ impl MatchFiles {
         };
         Ok(MatchFiles {
             pgn,
+            pgn_format: None,
             results,
             dump,
             resumed,
@@ -209,6 +219,11 @@ impl MatchFiles {
         self.pgn_start
     }
 
+    /// Writes the PGN's games in `format` instead of spar's own layout.
+    pub fn set_pgn_format(&mut self, format: PgnFormat) {
+        self.pgn_format = Some(format);
+    }
+
     /// Writes both games of a pair: to the dump, then the PGN, then the CSV rows (the
     /// commit record, last). A failed write is a failure (exit 1), not bad input.
     pub fn write_pair(&mut self, pair: &PairOutcome, variants: &[Variant; 2]) -> CliResult {
@@ -221,10 +236,28 @@ impl MatchFiles {
             }
         };
         if let Some(w) = &mut self.pgn {
+            // A game's clock time for a tool's PGN: spar keeps none, so the second game is
+            // taken to end now, when its pair is written, and the first game the second's
+            // duration before.
+            let now = std::time::SystemTime::now();
             for (g, game) in pair.games.iter().enumerate() {
                 let (white, black) = seats(g);
-                let record = pgn_record(pair, g, game, white, black, &self.date);
-                w.append_game(&record).map_err(|e| {
+                let written = match &self.pgn_format {
+                    Some(format) => {
+                        let ended = if g == 0 {
+                            now.checked_sub(pair.games[1].duration).unwrap_or(now)
+                        } else {
+                            now
+                        };
+                        format(pair, g, white, black, ended)
+                            .and_then(|text| w.append_text(&text).map_err(|e| e.to_string()))
+                    }
+                    None => {
+                        let record = pgn_record(pair, g, game, white, black, &self.date);
+                        w.append_game(&record).map_err(|e| e.to_string())
+                    }
+                };
+                written.map_err(|e| {
                     CliError::failure(format!("writing {}: {e}", w.path().display()))
                 })?;
                 kill_point::record_written();

@@ -204,6 +204,7 @@ mod tests {
                     mv,
                     score,
                     depth: 1,
+                    seldepth: 1,
                     nodes: 1,
                     time: Duration::ZERO,
                     book,

@@ -109,6 +109,8 @@ pub struct PlayedMove {
     pub score: Option<Score>,
     /// Depth reached.
     pub depth: i32,
+    /// Selective depth reached (0: the engine did not say, or a book move).
+    pub seldepth: i32,
     /// Nodes searched.
     pub nodes: u64,
     /// Thinking time.
@@ -239,6 +241,7 @@ pub fn play_game(
             mv,
             score: None,
             depth: 0,
+            seldepth: 0,
             nodes: 0,
             time: Duration::ZERO,
             book: true,
@@ -328,6 +331,7 @@ pub fn play_game(
             mv: reply.mv,
             score: reply.score,
             depth: reply.depth,
+            seldepth: reply.seldepth,
             nodes: reply.nodes,
             time: elapsed,
             book: false,

@@ -8,8 +8,10 @@
 
 mod book;
 mod numbers;
+mod pgn;
 mod report;
 
+pub use pgn::ToolPgn;
 pub use report::{fastchess_header, Report};
 
 use crate::error::{CliError, CliResult};
@@ -242,6 +244,10 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
     let mut openings = false;
     let mut shuffled = false;
     let mut fischer = false;
+    // The PGN's `n=` (fastchess `-pgnout nodes=true`); cutechess's book is an EPD file.
+    let mut pgn_nodes = false;
+    let mut pgn_seldepth = false;
+    let mut epd_book = false;
     let mut rating_interval: u64 = if fastchess { 10 } else { 0 };
     let mut second_interval: u64 = if fastchess { 1 } else { 0 };
     let push = |out: &mut Vec<String>, flag: &str, values: Vec<String>| {
@@ -307,6 +313,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                     return r.usage("-openings needs file=NAME".to_string());
                 };
                 let mut book = vec![file];
+                epd_book = format.as_deref() == Some("epd");
                 book.extend(format.map(|f| format!("format={f}")));
                 book.push(format!("order={order}"));
                 book.extend(words);
@@ -373,7 +380,10 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 v => return r.usage(format!("-variant: '{v}' is not standard or fischerandom")),
             },
             "pgnout" if fastchess => {
-                push(&mut out, "--pgnout", vec![fastchess_pgnout(&r, values)?])
+                let (file, nodes, seldepth) = fastchess_pgnout(&r, values)?;
+                pgn_nodes = nodes;
+                pgn_seldepth = seldepth;
+                push(&mut out, "--pgnout", vec![file])
             }
             "pgnout" => {
                 // cutechess: -pgnout FILE [min] [fi]
@@ -549,6 +559,10 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
             second_interval,
             shuffled,
             sprt: cutechess_sprt,
+            games_per_round: if fastchess { 2 } else { games },
+            pgn_nodes,
+            pgn_seldepth,
+            epd: !fastchess && epd_book,
         }
         .word(),
     );
@@ -605,26 +619,29 @@ fn resolve_cmd_in_dir(out: &mut [String]) {
     }
 }
 
-/// fastchess's `-pgnout file=F [key=value…]`: the file, or a refusal of what spar's PGN
+/// fastchess's `-pgnout file=F [key=value…]`: the file and whether the move comments
+/// carry `n=` (`nodes=true`) and `sd=` (`seldepth=true`), or a refusal of what spar's PGN
 /// cannot be.
-fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<String> {
+fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<(String, bool, bool)> {
     let o = "pgnout";
     let mut file = None;
+    let mut nodes = false;
+    let mut seldepth = false;
     for w in values {
         let (k, v) = r.key_value(o, w)?;
         match (k, v) {
             ("file", _) => file = Some(v.to_string()),
             ("notation", "san") | ("append", "true") => {}
-            // spar's comments always carry the nodes (`n=`).
-            ("nodes", "true" | "false") => {}
+            ("nodes", "true" | "false") => nodes = v == "true",
+            ("seldepth", "true" | "false") => seldepth = v == "true",
             (
-                "seldepth" | "nps" | "hashfull" | "tbhits" | "pv" | "timeleft" | "latency" | "min",
+                "nps" | "hashfull" | "tbhits" | "pv" | "timeleft" | "latency" | "min",
                 "false",
             ) => {}
             // What OpenBench's client passes: accepted so that spar drops in as its
             // fastchess-ob, with a note on stderr (OpenBench reads stdout only).
-            ("seldepth", "true") | ("match_line", _) => eprintln!(
-                "spar: note: fastchess -pgnout {k}={v} has no effect: spar's PGN has no sd= and no engine-output lines (docs/compat.md)"
+            ("match_line", _) => eprintln!(
+                "spar: note: fastchess -pgnout {k}={v} has no effect: spar's PGN has no engine-output lines (docs/compat.md)"
             ),
             _ => {
                 return r.refuse(
@@ -634,9 +651,10 @@ fn fastchess_pgnout(r: &Reader, values: &[String]) -> CliResult<String> {
             }
         }
     }
-    file.ok_or_else(|| {
+    let file = file.ok_or_else(|| {
         CliError::usage("fastchess -pgnout needs file=NAME (spar makes up no file name)")
-    })
+    })?;
+    Ok((file, nodes, seldepth))
 }
 
 /// Which lines a personality prints, as the hidden `--game-lines` word carries them:
@@ -657,6 +675,17 @@ pub struct Lines {
     pub shuffled: bool,
     /// cutechess-cli's `-sprt elo0 elo1 alpha beta`, run by the report as cutechess runs it.
     pub sprt: Option<[f64; 4]>,
+    /// Games per round, as the tool's PGN `Round` tag counts them (fastchess: 2;
+    /// cutechess: `-games`): `:round=N` in the word, when not 2.
+    pub games_per_round: u64,
+    /// fastchess `-pgnout nodes=true`: `n=` in the PGN's move comments (`:pgn=n`).
+    pub pgn_nodes: bool,
+    /// fastchess `-pgnout seldepth=true`: `sd=` in the PGN's move comments (`:pgn=sd`;
+    /// both: `:pgn=n,sd`).
+    pub pgn_seldepth: bool,
+    /// cutechess read its openings from an EPD file (`:epd`): its PGN's FEN clocks are
+    /// `0 1`.
+    pub epd: bool,
 }
 
 impl Lines {
@@ -665,14 +694,37 @@ impl Lines {
         let sprt = self.sprt.map_or(String::new(), |[e0, e1, a, b]| {
             format!(":sprt={e0},{e1},{a},{b}")
         });
+        let round = if self.games_per_round == 2 {
+            String::new()
+        } else {
+            format!(":round={}", self.games_per_round)
+        };
         format!(
-            "{}:{}:rating={}:every={}{}{sprt}",
+            "{}:{}:rating={}:every={}{}{sprt}{round}{}{}",
             self.tool.name(),
             self.output.name(),
             self.rating_interval,
             self.second_interval,
-            if self.shuffled { ":shuffled" } else { "" }
+            if self.shuffled { ":shuffled" } else { "" },
+            match (self.pgn_nodes, self.pgn_seldepth) {
+                (true, true) => ":pgn=n,sd",
+                (true, false) => ":pgn=n",
+                (false, true) => ":pgn=sd",
+                (false, false) => "",
+            },
+            if self.epd { ":epd" } else { "" },
         )
+    }
+
+    /// The tool's PGN layout (the personality writes it in place of spar's).
+    pub fn pgn(&self) -> ToolPgn {
+        ToolPgn {
+            tool: self.tool,
+            games_per_round: self.games_per_round,
+            nodes: self.pgn_nodes,
+            seldepth: self.pgn_seldepth,
+            epd: self.epd,
+        }
     }
 
     /// Reads [`Lines::word`]; `fastchess` alone is the fastchess personality's defaults.
@@ -697,10 +749,30 @@ impl Lines {
             second_interval: if fastchess { 1 } else { 0 },
             shuffled: false,
             sprt: None,
+            games_per_round: 2,
+            pgn_nodes: false,
+            pgn_seldepth: false,
+            epd: false,
         };
         for p in parts {
             match p.split_once('=') {
                 None if p == "shuffled" => lines.shuffled = true,
+                None if p == "epd" => lines.epd = true,
+                Some(("pgn", fields)) => {
+                    for f in fields.split(',') {
+                        match f {
+                            "n" => lines.pgn_nodes = true,
+                            "sd" => lines.pgn_seldepth = true,
+                            _ => return Err(bad()),
+                        }
+                    }
+                }
+                Some(("round", n)) => {
+                    lines.games_per_round = n.parse().map_err(|_| bad())?;
+                    if lines.games_per_round == 0 {
+                        return Err(bad());
+                    }
+                }
                 None => lines.output = tool_of(p).ok_or_else(bad)?,
                 Some(("rating", n)) => lines.rating_interval = n.parse().map_err(|_| bad())?,
                 Some(("every", n)) => lines.second_interval = n.parse().map_err(|_| bad())?,
@@ -827,7 +899,7 @@ mod tests {
         .unwrap();
         let want = "match --engine cmd=/e name=a args=uci --engine name=b --each nodes=100 \
                     --seed 5 --pgnout out.pgn --book b.epd format=epd order=sequential --games 6 \
-                    --concurrency 1 --output cutechess --no-recover --game-lines cutechess:cutechess:rating=0:every=0";
+                    --concurrency 1 --output cutechess --no-recover --game-lines cutechess:cutechess:rating=0:every=0:epd";
         assert_eq!(
             got,
             Translation::Run(want.split_whitespace().map(String::from).collect())
@@ -847,7 +919,9 @@ mod tests {
         assert!(line.starts_with("match "), "{line}");
         assert!(line.contains("--games 200 "), "{line}");
         assert!(
-            line.ends_with("--game-lines cutechess:cutechess:rating=0:every=0:sprt=0,5,0.05,0.1"),
+            line.ends_with(
+                "--game-lines cutechess:cutechess:rating=0:every=0:sprt=0,5,0.05,0.1:round=200"
+            ),
             "{line}"
         );
         assert!(cc(
@@ -887,8 +961,13 @@ mod tests {
             second_interval: 0,
             shuffled: true,
             sprt: Some([0.0, 5.0, 0.05, 0.1]),
+            games_per_round: 6,
+            pgn_nodes: true,
+            pgn_seldepth: true,
+            epd: true,
         };
         assert_eq!(Lines::parse(&l.word()).unwrap(), l);
+        assert!(Lines::parse("cutechess:round=0").is_err());
         let f = Lines::parse("fastchess").unwrap();
         assert_eq!(
             (f.tool, f.output, f.rating_interval),

@@ -119,13 +119,14 @@ pub(super) fn parse_option(line: &str) -> Option<UciOption> {
     })
 }
 
-/// Score, depth and nodes from the `info` lines of one search.
+/// Score, depth, selective depth and nodes from the `info` lines of one search.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct SearchInfo {
     pub(super) score: Option<Score>,
     /// Whether `score` is exact (not a `lowerbound`/`upperbound`).
     pub(super) exact: bool,
     pub(super) depth: i32,
+    pub(super) seldepth: i32,
     pub(super) nodes: u64,
 }
 
@@ -143,7 +144,7 @@ impl SearchInfo {
         }
     }
 
-    /// Keeps the last depth, nodes and score seen. A bound score (`lowerbound`/`upperbound`)
+    /// Keeps the last depth, selective depth, nodes and score seen. A bound score (`lowerbound`/`upperbound`)
     /// is kept only while no exact score has been seen.
     pub(super) fn parse_info<'a>(&mut self, words: impl Iterator<Item = &'a str>) {
         let mut words = words.peekable();
@@ -152,6 +153,11 @@ impl SearchInfo {
                 "depth" => {
                     if let Some(d) = words.next().and_then(|v| v.parse().ok()) {
                         self.depth = d;
+                    }
+                }
+                "seldepth" => {
+                    if let Some(d) = words.next().and_then(|v| v.parse().ok()) {
+                        self.seldepth = d;
                     }
                 }
                 "nodes" => {
@@ -201,6 +207,7 @@ pub(super) fn answer_to_reply(
             mv: m,
             score: info.score,
             depth: info.depth,
+            seldepth: info.seldepth,
             nodes: info.nodes,
         }),
         None => Err(PlayerError::IllegalMove(mv.to_string())),

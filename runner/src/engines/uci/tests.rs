@@ -507,6 +507,9 @@ fn option_and_info_parsing() {
         (info.depth, info.nodes, info.score),
         (3, 77, Some(Score::Mate(-3)))
     );
+    assert_eq!(info.seldepth, 0);
+    info.take_line("info depth 4 seldepth 9 score cp 12 nodes 100 pv e2e4");
+    assert_eq!((info.depth, info.seldepth), (4, 9));
     let mut bounds = SearchInfo::default();
     bounds.take_line("info depth 5 score cp 30 lowerbound nodes 9");
     assert_eq!(bounds.score, Some(Score::Cp(30)));
