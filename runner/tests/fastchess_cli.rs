@@ -167,7 +167,7 @@ fn refused_options_are_one_line_and_exit_2() {
         "-log file=x.log level=info",
         "-config file=c.json",
         "-epdout file=x.epd",
-        "-report penta=true",
+        "-report penta=false",
         "-event E",
         "-site S",
         "-seeds 1",

@@ -469,9 +469,17 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 )
             }
             "epdout" => return r.refuse(o, "spar writes no EPD of final positions"),
-            "report" if fastchess => {
-                return r.refuse(o, "spar's summary always shows the pentanomial counts")
-            }
+            // fastchess's default; spar's report always has the pentanomial counts.
+            "report" if fastchess => match r.single(o, values)? {
+                "penta=true" => {}
+                "penta=false" => {
+                    return r.refuse(
+                        o,
+                        "penta=false: spar's report always shows the pentanomial counts",
+                    )
+                }
+                v => return r.usage(format!("-report: '{v}' is not penta=true or penta=false")),
+            },
             "event" | "site" => return r.refuse(o, "spar writes its own PGN Event and Site tags"),
             "seeds" => return r.refuse(o, "spar plays two engines, no gauntlet"),
             "quick" if fastchess => {
