@@ -404,6 +404,7 @@ pub(crate) fn check_paths(args: &TuneArgs) -> CliResult {
     if let Some(c) = &args.csv {
         check.record("--csv", c).locked("--csv", c);
         check.record("--csv record", run_record::path_for(c));
+        check.record("--csv crash record", crash_file(c));
         if !args.verify.no_verify {
             let v = verify_files(c);
             check.record("--csv verification", &v.results);
