@@ -224,40 +224,54 @@ impl Chart<'_> {
     }
 }
 
-/// The page.
-pub fn render(s: &Snapshot) -> String {
-    let live = !s.finished();
-    let points = history(s);
-    let tally = s.tally();
+/// The start of a status page (a match's or a tune's): the head with the shared style rules
+/// followed by `css`, reloading itself every [`REFRESH_SECS`] seconds while `live`; the
+/// title; the state (`Live: …` while live, else `state`); `summary` as preformatted text.
+pub fn page_start(title: &str, live: bool, css: &str, state: &str, summary: &str) -> String {
     let mut page = String::new();
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}<title>{}</title>\
          <style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}\
-         .bad{{color:#b00;font-weight:bold}}pre{{background:#f4f4f4;padding:1em}}</style></head><body>",
+         {css}</style></head><body>",
         if live {
             format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">")
         } else {
             String::new()
         },
-        esc(&s.title)
+        esc(title)
     );
-    let _ = write!(page, "<h1>{}</h1>", esc(&s.title));
+    let _ = write!(page, "<h1>{}</h1>", esc(title));
     let _ = write!(
         page,
         "<p>{}</p><pre>{}</pre>",
         if live {
             format!("Live: this page reloads every {REFRESH_SECS} s.")
         } else {
-            "Finished.".to_string()
+            state.to_string()
         },
-        esc(&s.lines()[1..]
+        esc(summary)
+    );
+    page
+}
+
+/// The page.
+pub fn render(s: &Snapshot) -> String {
+    let live = !s.finished();
+    let points = history(s);
+    let tally = s.tally();
+    let mut page = page_start(
+        &s.title,
+        live,
+        ".bad{color:#b00;font-weight:bold}pre{background:#f4f4f4;padding:1em}",
+        "Finished.",
+        &s.lines()[1..]
             .iter()
             .filter(|l| !l.starts_with("shard "))
             .cloned()
             .collect::<Vec<_>>()
-            .join("\n"))
+            .join("\n"),
     );
     if s.games_done.is_none() {
         if let Some(sp) = &s.sprt {

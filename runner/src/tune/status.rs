@@ -45,8 +45,6 @@ use crate::files::run_record;
 pub const Z_SIGNAL: f64 = 2.0;
 /// Iterations before a verdict is given.
 pub const MIN_ITERATIONS: u64 = 4;
-/// Seconds between reloads of a live page.
-pub const REFRESH_SECS: u32 = 10;
 /// Points per chart line at most (longer runs are thinned evenly).
 const POINTS: usize = 1000;
 
@@ -490,36 +488,20 @@ fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
 }
 
 /// The self-contained page (inline SVG and CSS, no script, no external asset), reloading
-/// itself every [`REFRESH_SECS`] seconds while `live`.
+/// itself every [`crate::cluster::html::REFRESH_SECS`] seconds while `live`.
 pub fn html(v: &TuneView) -> String {
     let avg = average::average(&v.rows);
-    let mut page = String::new();
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}<title>{}</title>\
-         <style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse}}\
-         td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}\
-         td:first-child{{text-align:left}}.signal{{color:#080;font-weight:bold}}.bound{{color:#b00;font-weight:bold}}\
-         pre{{background:#f4f4f4;padding:1em}}svg{{display:block;margin:1em 0}}</style></head><body>",
-        if v.live {
-            format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">")
+    let mut page = crate::cluster::html::page_start(
+        &v.title,
+        v.live,
+        "td:first-child{text-align:left}.signal{color:#080;font-weight:bold}.bound{color:#b00;font-weight:bold}\
+         pre{background:#f4f4f4;padding:1em}svg{display:block;margin:1em 0}",
+        if v.done() >= v.iterations {
+            "Finished."
         } else {
-            String::new()
+            "Not running."
         },
-        esc(&v.title)
-    );
-    let _ = write!(page, "<h1>{}</h1>", esc(&v.title));
-    let _ = write!(
-        page,
-        "<p>{}</p><pre>{}</pre>",
-        if v.live {
-            format!("Live: this page reloads every {REFRESH_SECS} s.")
-        } else if v.done() >= v.iterations {
-            "Finished.".to_string()
-        } else {
-            "Not running.".to_string()
-        },
-        esc(&summary(v).join("\n"))
+        &summary(v).join("\n"),
     );
     page.push_str("<h2>Parameters</h2><table><tr>");
     for h in HEADS {
