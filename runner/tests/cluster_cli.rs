@@ -187,6 +187,34 @@ fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
     assert!(run_dir.join("STOP").exists());
 }
 
+/// Starts the coordinator `line` (run directory `d/run`), waits until shard 1's results file
+/// has `rows` lines (the header and its first pairs), cancels shard 1's task with `scancel`
+/// and kills the coordinator with SIGKILL.
+fn cancel_shard_1_and_kill_the_coordinator(d: &Path, conf: &str, line: &str, rows: usize) {
+    let mut coordinator = spar_at(d, conf)
+        .args(argv(line))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = d.join("run");
+    wait_for_lines(
+        &run_dir.join("shards/1/results.csv"),
+        rows,
+        Duration::from_millis(50),
+        "shard 1 records its first pairs",
+    );
+    let job = first_job(&run_dir);
+    let status = Command::new("scancel")
+        .env("SLURM_CONF", conf)
+        .arg(format!("{job}_1"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+}
+
 #[test]
 fn a_cancelled_task_and_a_killed_coordinator_resume_to_the_uninterrupted_counts() {
     let Some(conf) =
@@ -198,29 +226,9 @@ fn a_cancelled_task_and_a_killed_coordinator_resume_to_the_uninterrupted_counts(
     let d = dir.path();
     let each = "--each nodes=3000 --games 64 --seed 5";
     let line = format!("{MATCH} {each} --slurm --run-dir run --shards 4 --results s.csv --quiet");
-    let mut coordinator = spar_at(d, &conf)
-        .args(argv(&line))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let run_dir = d.join("run");
     // Once shard 1 has recorded a pair: cancel its task, then kill the coordinator.
-    wait_for_lines(
-        &run_dir.join("shards/1/results.csv"),
-        3,
-        Duration::from_millis(50),
-        "shard 1 records a pair",
-    );
-    let job = first_job(&run_dir);
-    let status = Command::new("scancel")
-        .env("SLURM_CONF", &conf)
-        .arg(format!("{job}_1"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    coordinator.kill().unwrap();
-    coordinator.wait().unwrap();
+    cancel_shard_1_and_kill_the_coordinator(d, &conf, &line, 3);
     let o = run_at(d, &conf, &format!("{line} --resume"));
     ok(&o);
     let local = ok(&run_at(
@@ -1266,29 +1274,8 @@ fn a_tune_survives_a_cancelled_task_and_a_killed_coordinator() {
         "{} --slurm --run-dir run --shards 4 --csv s.csv",
         TUNE.replace("nodes=400", "nodes=1500")
     );
-    let mut coordinator = spar_at(d, &conf)
-        .args(argv(&line))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let run_dir = d.join("run");
-    wait_for_lines(
-        &run_dir.join("shards/1/results.csv"),
-        5,
-        Duration::from_millis(50),
-        "shard 1 records two pairs",
-    );
-    let job = first_job(&run_dir);
-    let status = Command::new("scancel")
-        .env("SLURM_CONF", &conf)
-        .arg(format!("{job}_1"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    // kill -9 of the coordinator.
-    coordinator.kill().unwrap();
-    coordinator.wait().unwrap();
+    cancel_shard_1_and_kill_the_coordinator(d, &conf, &line, 5);
     let o = run_at(d, &conf, &format!("{line} --resume"));
     ok(&o);
     ok(&run_at(
