@@ -1325,6 +1325,19 @@ fn a_sharded_tune_verifies_its_values_and_a_bad_set_ends_h0() {
     let status = ok(&run_at(d, &conf, "status run"));
     assert!(status.contains("failed (H0"), "{status}");
     assert!(!shard_processes(&verify));
+    // Without the verdict's file (a coordinator killed before it wrote it), the status
+    // shows the verification's games so far from its own run directory.
+    std::fs::remove_file(d.join("run/verify.json")).unwrap();
+    let status = ok(&run_at(d, &conf, "status run"));
+    assert!(
+        status.contains(
+            "Verification SPRT tuned vs start so far (its coordinator runs it, or --resume \
+             continues it; `spar status run/verify` for its page):"
+        ),
+        "{status}"
+    );
+    assert!(status.contains("\n  Games: "), "{status}");
+    assert!(status.contains(" - H0 accepted\n"), "{status}");
 }
 
 /// Tuned values that a node-limited match shows to be much weaker (see the test above).

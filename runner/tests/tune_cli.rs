@@ -694,6 +694,66 @@ fn the_verification_sprt_of_a_bad_set_ends_h0_and_is_recorded() {
 }
 
 #[test]
+fn a_stopped_verification_shows_its_games_in_the_status_and_resumes_to_its_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = "tune --param rfp_margin --param lmr_base --each nodes=300 --iterations 2 \
+                --pairs-per-iteration 2 --seed 6 --concurrency 1 --verify-each nodes=3000 \
+                --verify-games 40 --csv t.csv --quiet";
+    let mut child = spar()
+        .current_dir(d)
+        .args(argv(line))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed (-9) once the verification has written two games.
+    let results = d.join("t.csv.verify.csv");
+    wait_for_lines(&results, 3, Duration::from_millis(10), "verification games");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let played = lines_in(&results) - 1;
+    assert!(played < 40, "the verification ended before the kill");
+    let status = ok(&run_in(d, &["status", "t.csv"]));
+    assert!(
+        status.contains(
+            "Verification SPRT tuned vs start so far (stopped: the same command with \
+             --resume continues it; `spar status t.csv.verify.csv` for its page):"
+        ),
+        "{status}"
+    );
+    let games = status
+        .lines()
+        .find(|l| l.starts_with("  Games: "))
+        .unwrap_or_else(|| panic!("{status}"));
+    // Complete pairs only (a row cut by the kill is not counted).
+    let shown: usize = games["  Games: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        shown >= 2 && shown <= played && games.contains(" of 40"),
+        "{games} after {played} rows:\n{status}"
+    );
+    assert!(status.contains("\n  LLR: "), "{status}");
+    assert!(!json(&d.join("t.csv.run.json"))
+        .as_object()
+        .unwrap()
+        .contains_key("verify"));
+    // --resume plays the rest of the verification only; its verdict replaces the progress.
+    let out = ok(&run_in(d, &argv(&format!("{line} --resume"))));
+    assert!(out.contains("Verification SPRT tuned vs start: "), "{out}");
+    let status = ok(&run_in(d, &["status", "t.csv"]));
+    assert!(!status.contains("so far"), "{status}");
+    assert!(
+        status.contains("Verification SPRT tuned vs start: undecided (no verdict within --verify-games) after 40 games"),
+        "{status}"
+    );
+}
+
+#[test]
 fn a_crash_under_a_perturbation_is_recorded_with_both_sets_and_a_replay() {
     if !Path::new("/usr/bin/python3").exists() {
         missing_client(

@@ -300,7 +300,7 @@ pub fn view(dir: &Path, m: &Manifest, snapshot: &Snapshot) -> CliResult<TuneView
         .elapsed
         .filter(|&e| e > 0.0 && games > 0)
         .map(|e| games as f64 / e);
-    let live = !snapshot.finished();
+    let mut live = !snapshot.finished();
     let mut extra_lines = vec![format!(
         "{} shards; --delay {}; pairs recorded {}{}",
         m.shards,
@@ -316,13 +316,19 @@ pub fn view(dir: &Path, m: &Manifest, snapshot: &Snapshot) -> CliResult<TuneView
     );
     let vdir = verify_dir(dir);
     if Manifest::path(&vdir).exists() {
-        extra_lines.push(match super::tune::read_verdict(&verify_json(dir)) {
-            Some(v) => verdict_line(&v),
-            None => format!(
-                "Verification SPRT running: `spar status {}`",
-                vdir.display()
-            ),
-        });
+        match super::tune::read_verdict(&verify_json(dir)) {
+            Some(v) => extra_lines.push(verdict_line(&v)),
+            None => {
+                // The page stays live while the verification plays.
+                let verification = crate::cluster::status::of_run(&vdir);
+                live |= verification.as_ref().is_ok_and(|v| !v.finished());
+                extra_lines.extend(crate::tune::status::verification_so_far(
+                    verification,
+                    "its coordinator runs it, or --resume continues it",
+                    &vdir,
+                ));
+            }
+        }
     }
     Ok(TuneView {
         title: format!(

@@ -37,7 +37,7 @@ use serde_json::Value;
 use super::average::{self, Averaged};
 use super::spsa_params::SpsaParam;
 use super::trajectory::{self, Row};
-use crate::cluster::status::human;
+use crate::cluster::status::{human, Snapshot};
 use crate::error::{CliError, CliResult};
 use crate::files::run_record;
 
@@ -587,6 +587,28 @@ fn parse_record_param(text: &str) -> Option<SpsaParam> {
     })
 }
 
+/// What a tune's status shows of a verification SPRT whose verdict the run has not
+/// recorded (it is being played, or it was stopped): its state
+/// (`running`, …), where its own page is (`spar status RESULTS`), and its games, Elo, LLR
+/// and ETA so far, indented.
+/// A verification whose results do not read is one line saying why (the tune's own status
+/// is still shown).
+pub fn verification_so_far(
+    snapshot: CliResult<Snapshot>,
+    state: &str,
+    results: &Path,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Verification SPRT tuned vs start so far ({state}; `spar status {}` for its page):",
+        results.display()
+    )];
+    match snapshot {
+        Ok(s) => lines.extend(s.lines().into_iter().skip(1).map(|l| format!("  {l}"))),
+        Err(e) => lines.push(format!("  its results do not read: {}", e.message)),
+    }
+    lines
+}
+
 /// Whether a `spar tune` holds the lock of `csv` now (tested with a shared lock on the
 /// lock file, opened read-only: nothing is written).
 fn is_held(csv: &Path) -> bool {
@@ -667,7 +689,8 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
         }
         _ => None,
     };
-    let live = done < iterations && is_held(path);
+    // Live while the tune plays its iterations or, after them, its verification.
+    let live = is_held(path) && (done < iterations || record.get("verify").is_none());
     let remaining = 2 * pairs_per_iteration * iterations.saturating_sub(done);
     let eta_seconds = games_per_second
         .filter(|_| live)
@@ -679,9 +702,20 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
             .map_or(w, |d| d.as_secs_f64());
         extra_lines.push(format!("Last row written {} ago", human(now - w)));
     }
-    // The verification SPRT's verdict, once the run has one.
+    // The verification SPRT's verdict, once the run has one; before that, how far it got.
     if let Some(v) = record.get("verify") {
         extra_lines.push(crate::cmd::tune::verdict_line(v));
+    } else {
+        let results = crate::cmd::tune::verify_files(path).results;
+        if results.is_file() {
+            let state = if is_held(&results) {
+                "running"
+            } else {
+                "stopped: the same command with --resume continues it"
+            };
+            let snapshot = crate::cluster::status::of_csv(&results);
+            extra_lines.extend(verification_so_far(snapshot, state, &results));
+        }
     }
     if done < iterations && !live {
         extra_lines.push(format!(
