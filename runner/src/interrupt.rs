@@ -9,7 +9,7 @@
 //! before a walltime kill or on `scancel`) is a graceful stop, like the first Ctrl-C.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// Signals this close to the first one are the same interrupt (delivered twice).
@@ -35,30 +35,48 @@ pub fn verdict(since_first: Option<Duration>) -> Verdict {
     }
 }
 
-/// Installs the handler (SIGINT, SIGTERM, SIGHUP) and returns the flag it raises.
-/// `what_happens` completes the message printed at the first interrupt, e.g. "finishing up".
+/// The run that interrupts go to now: its flag and the message of its first interrupt.
+type Current = Option<(Arc<AtomicBool>, &'static str)>;
+
+static CURRENT: Mutex<Current> = Mutex::new(None);
+/// When the first interrupt of the current run arrived.
+static FIRST: Mutex<Option<Instant>> = Mutex::new(None);
+static INSTALL: Once = Once::new();
+
+/// Returns a fresh flag that the next interrupt (SIGINT, SIGTERM, SIGHUP) raises, for the
+/// run that starts now. `what_happens` completes the message printed at the first
+/// interrupt, e.g. "finishing up". The handler is installed once per process; a run that
+/// follows another in the same process (a tune's verification SPRT after its iterations)
+/// calls this again and takes the interrupts over from the first.
 pub fn on_ctrl_c(what_happens: &'static str) -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
-    let raised = flag.clone();
-    let first: Mutex<Option<Instant>> = Mutex::new(None);
-    // A second handler cannot be installed (only one run per process): the flag then stays
-    // low and the default action (exit) applies.
-    let _ = ctrlc::set_handler(move || {
-        let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
-        match verdict(first.map(|t| t.elapsed())) {
-            Verdict::First => {
-                *first = Some(Instant::now());
-                raised.store(true, Ordering::SeqCst);
-                eprintln!("\nspar: interrupt: {what_happens} (press Ctrl-C again to exit at once)");
-            }
-            Verdict::Repeat => {}
-            Verdict::Second => {
-                eprintln!("\nspar: second interrupt, exiting now");
-                std::process::exit(130);
-            }
-        }
+    *FIRST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some((flag.clone(), what_happens));
+    INSTALL.call_once(|| {
+        // Fails only when another handler is installed (none is): the default action
+        // (exit) then applies.
+        let _ = ctrlc::set_handler(handle);
     });
     flag
+}
+
+/// The handler: raises the current run's flag at the first interrupt, exits at a second.
+fn handle() {
+    let mut first = FIRST.lock().unwrap_or_else(|e| e.into_inner());
+    match verdict(first.map(|t| t.elapsed())) {
+        Verdict::First => {
+            *first = Some(Instant::now());
+            if let Some((flag, what)) = &*CURRENT.lock().unwrap_or_else(|e| e.into_inner()) {
+                flag.store(true, Ordering::SeqCst);
+                eprintln!("\nspar: interrupt: {what} (press Ctrl-C again to exit at once)");
+            }
+        }
+        Verdict::Repeat => {}
+        Verdict::Second => {
+            eprintln!("\nspar: second interrupt, exiting now");
+            std::process::exit(130);
+        }
+    }
 }
 
 #[cfg(test)]

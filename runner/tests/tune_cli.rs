@@ -694,24 +694,27 @@ fn the_verification_sprt_of_a_bad_set_ends_h0_and_is_recorded() {
 }
 
 #[test]
-fn a_stopped_verification_shows_its_games_in_the_status_and_resumes_to_its_verdict() {
+fn an_interrupted_verification_stops_shows_its_games_in_the_status_and_resumes_to_its_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let line = "tune --param rfp_margin --param lmr_base --each nodes=300 --iterations 2 \
                 --pairs-per-iteration 2 --seed 6 --concurrency 1 --verify-each nodes=3000 \
                 --verify-games 40 --csv t.csv --quiet";
-    let mut child = spar()
+    let child = spar()
         .current_dir(d)
         .args(argv(line))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Killed (-9) once the verification has written two games.
+    // Ctrl-C once the verification has written two games: the verification (not the
+    // finished tune) takes it and stops gracefully.
     let results = d.join("t.csv.verify.csv");
     wait_for_lines(&results, 3, Duration::from_millis(10), "verification games");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let o = interrupted(child);
+    let err = stderr(&o);
+    assert!(err.contains("spar: interrupt: finishing up"), "{err}");
+    assert!(!err.contains("second interrupt"), "{err}");
     let played = lines_in(&results) - 1;
     assert!(played < 40, "the verification ended before the kill");
     let status = ok(&run_in(d, &["status", "t.csv"]));

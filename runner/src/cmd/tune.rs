@@ -502,7 +502,7 @@ fn local(args: TuneArgs) -> CliResult {
     let played = tuner.games() - games_before;
     let t = sink.tally;
     let head = format!(
-        "SPSA: {}/{} iterations, {} games ({played} this session in {elapsed:.1} s, {:.2} games/s); dev vs base W-D-L {}-{}-{}",
+        "SPSA: {}/{} iterations, {} games ({played} this session in {elapsed:.1} s, {:.2} games/s, dev vs base W-D-L {}-{}-{})",
         tuner.done(),
         s.gains.iterations,
         tuner.games(),
