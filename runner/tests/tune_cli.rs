@@ -741,6 +741,9 @@ fn an_interrupted_verification_stops_shows_its_games_in_the_status_and_resumes_t
         "{games} after {played} rows:\n{status}"
     );
     assert!(status.contains("\n  LLR: "), "{status}");
+    // Stopped: no ETA, the play it has left instead (a fixed --verify-games run).
+    assert!(!status.contains("ETA"), "{status}");
+    assert!(status.contains("\n  Not running: about "), "{status}");
     assert!(!json(&d.join("t.csv.run.json"))
         .as_object()
         .unwrap()

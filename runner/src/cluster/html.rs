@@ -370,6 +370,7 @@ mod tests {
             elapsed: Some(10.0),
             shards: Vec::new(),
             conflicts: 0,
+            running: None,
         }
     }
 

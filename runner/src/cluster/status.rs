@@ -57,6 +57,10 @@ pub struct Snapshot {
     pub shards: Vec<ShardLine>,
     /// Pairs recorded twice with different games.
     pub conflicts: usize,
+    /// Whether a spar plays it now (a local CSV: whether one holds its lock); `None` where
+    /// unknown (a cluster run, whose shards the queue runs). A run known to be stopped
+    /// shows the play it has left instead of an ETA.
+    pub running: Option<bool>,
 }
 
 impl Snapshot {
@@ -122,13 +126,26 @@ impl Snapshot {
                     Sample::Trinomial(_) => "from games",
                     Sample::Pentanomial(_) => "from pairs",
                 };
+                // Without decisive games (or with one pair) there is no spread to
+                // measure: say so instead of printing NaN.
+                let nelo = if e.nelo.is_nan() || e.nelo_error.is_nan() {
+                    "n/a".to_string()
+                } else {
+                    format!(
+                        "{} ± {}",
+                        two_decimals(e.nelo),
+                        format::number(e.nelo_error, 2)
+                    )
+                };
+                let los = if e.los.is_nan() {
+                    "n/a".to_string()
+                } else {
+                    format!("{:.1} %", 100.0 * e.los)
+                };
                 lines.push(format!(
-                    "Elo ({counts}): {} ± {}, nElo: {} ± {}, LOS {:.1} %",
-                    format::number(e.elo, 2),
+                    "Elo ({counts}): {} ± {}, nElo: {nelo}, LOS {los}",
+                    two_decimals(e.elo),
                     format::number(e.elo_error, 2),
-                    format::number(e.nelo, 2),
-                    format::number(e.nelo_error, 2),
-                    100.0 * e.los
                 ));
                 lines.push(format::fastchess_ptnml(&tally.pairs));
             }
@@ -152,7 +169,14 @@ impl Snapshot {
             }
         }
         if let Some(eta) = self.eta() {
-            lines.push(format!("ETA: {}", human(eta)));
+            if self.running == Some(false) {
+                lines.push(format!(
+                    "Not running: about {} of play left at its rate so far",
+                    human(eta)
+                ));
+            } else {
+                lines.push(format!("ETA: {}", human(eta)));
+            }
         } else if self.finished() {
             lines.push("Finished".to_string());
         }
@@ -189,6 +213,17 @@ impl Snapshot {
             (games, rest)
         };
         (done > 0.0 && rest.is_finite()).then(|| rest.max(0.0) * elapsed / done)
+    }
+}
+
+/// `x` with two decimals, as [`format::number`], but never `-0.00` (an estimate that
+/// rounds to zero reads `0.00`).
+fn two_decimals(x: f64) -> String {
+    let text = format::number(x, 2);
+    if text == "-0.00" {
+        "0.00".to_string()
+    } else {
+        text
     }
 }
 
@@ -309,6 +344,7 @@ pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
         elapsed: Some(elapsed),
         shards,
         conflicts: conflicts.len(),
+        running: None,
     })
 }
 
@@ -366,6 +402,7 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
         elapsed: Some(ms as f64 / 1000.0 / concurrency as f64),
         shards: Vec::new(),
         conflicts: 0,
+        running: Some(crate::files::lock::is_held(path)),
     })
 }
 
@@ -378,6 +415,61 @@ mod tests {
         assert_eq!(human(12.4), "12s");
         assert_eq!(human(245.0), "4m05s");
         assert_eq!(human(3720.0), "1h02m");
+    }
+
+    fn game(first_is_white: bool, outcome: GameResult) -> GameSummary {
+        GameSummary {
+            first_is_white,
+            outcome,
+            termination: Termination::Checkmate,
+        }
+    }
+
+    fn local(pairs: Vec<[GameSummary; 2]>, running: Option<bool>) -> Snapshot {
+        Snapshot {
+            title: "Results r.csv: a vs b".into(),
+            pairs,
+            games_done: None,
+            total: Some(10),
+            sprt: None,
+            elapsed: Some(40.0),
+            shards: Vec::new(),
+            conflicts: 0,
+            running,
+        }
+    }
+
+    #[test]
+    fn a_stopped_run_shows_the_play_it_has_left_not_an_eta() {
+        let pair = [
+            game(true, GameResult::WhiteWins),
+            game(false, GameResult::Draw),
+        ];
+        let pairs = vec![pair, pair];
+        // 2 of 10 pairs in 40 s: 8 pairs, 160 s, to go.
+        let live = local(pairs.clone(), Some(true)).lines();
+        assert!(live.contains(&"ETA: 2m40s".to_string()), "{live:?}");
+        let unknown = local(pairs.clone(), None).lines();
+        assert!(unknown.contains(&"ETA: 2m40s".to_string()), "{unknown:?}");
+        let stopped = local(pairs, Some(false)).lines();
+        assert!(!stopped.iter().any(|l| l.contains("ETA")), "{stopped:?}");
+        assert!(
+            stopped.contains(&"Not running: about 2m40s of play left at its rate so far".into()),
+            "{stopped:?}"
+        );
+    }
+
+    #[test]
+    fn no_spread_to_measure_reads_n_a_not_nan() {
+        let draws = [game(true, GameResult::Draw), game(false, GameResult::Draw)];
+        let lines = local(vec![draws], Some(true)).lines();
+        let elo = lines
+            .iter()
+            .find(|l| l.starts_with("Elo"))
+            .expect("an Elo line");
+        assert_eq!(elo, "Elo (from pairs): 0.00 ± 0.00, nElo: n/a, LOS n/a");
+        let text = lines.join("\n");
+        assert!(!text.to_lowercase().contains("nan"), "{text}");
     }
 
     #[test]

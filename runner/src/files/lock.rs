@@ -37,6 +37,19 @@ pub fn lock_file_for(file: &Path) -> PathBuf {
     with_suffix(file, ".lock")
 }
 
+/// Whether some process holds the lock of the output `file` now (tested with a shared lock
+/// on its lock file, opened read-only: nothing is written, and a missing lock file means
+/// no holder).
+pub fn is_held(file: &Path) -> bool {
+    let Ok(lock) = File::open(lock_file_for(file)) else {
+        return false;
+    };
+    matches!(
+        lock.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
+}
+
 /// Locks the output `file` named by `flag` for this process (`None` for a device or pipe,
 /// which is written in place and shared by design). A file another spar holds is a usage
 /// error naming it, the holder and the fix.

@@ -609,19 +609,6 @@ pub fn verification_so_far(
     lines
 }
 
-/// Whether a `spar tune` holds the lock of `csv` now (tested with a shared lock on the
-/// lock file, opened read-only: nothing is written).
-fn is_held(csv: &Path) -> bool {
-    let lock = crate::files::lock::lock_file_for(csv);
-    let Ok(file) = std::fs::File::open(lock) else {
-        return false;
-    };
-    matches!(
-        file.try_lock_shared(),
-        Err(std::fs::TryLockError::WouldBlock)
-    )
-}
-
 /// The view of a local tune's `--csv` trajectory and its run record (`CSV.run.json`, for
 /// the parameters' ranges and step sizes, the number of iterations and the start of the
 /// current session). The run is live while a `spar tune` holds the CSV's lock; games/s is
@@ -690,7 +677,8 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
         _ => None,
     };
     // Live while the tune plays its iterations or, after them, its verification.
-    let live = is_held(path) && (done < iterations || record.get("verify").is_none());
+    let live =
+        crate::files::lock::is_held(path) && (done < iterations || record.get("verify").is_none());
     let remaining = 2 * pairs_per_iteration * iterations.saturating_sub(done);
     let eta_seconds = games_per_second
         .filter(|_| live)
@@ -708,7 +696,7 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
     } else {
         let results = crate::cmd::tune::verify_files(path).results;
         if results.is_file() {
-            let state = if is_held(&results) {
+            let state = if crate::files::lock::is_held(&results) {
                 "running"
             } else {
                 "stopped: the same command with --resume continues it"
