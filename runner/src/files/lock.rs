@@ -38,10 +38,14 @@ pub fn lock_file_for(file: &Path) -> PathBuf {
 }
 
 /// Whether some process holds the lock of the output `file` now (tested with a shared lock
-/// on its lock file, opened read-only: nothing is written, and a missing lock file means
-/// no holder).
+/// on its lock file, opened read-only: nothing is written). A missing lock file, or one
+/// that is not a regular file (never opened: a FIFO would block), means no holder.
 pub fn is_held(file: &Path) -> bool {
-    let Ok(lock) = File::open(lock_file_for(file)) else {
+    let path = lock_file_for(file);
+    if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(lock) = File::open(path) else {
         return false;
     };
     matches!(
@@ -155,6 +159,30 @@ mod tests {
         assert!(lock_output(Path::new("/dev/null"), "--json")
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn is_held_sees_a_holder_and_never_opens_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.csv");
+        assert!(!is_held(&out), "no lock file: no holder");
+        let held = lock_output(&out, "--results").unwrap().expect("a lock");
+        assert!(is_held(&out));
+        drop(held);
+        // The kernel may take a moment if another test's child shares the descriptor.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while is_held(&out) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!is_held(&out));
+        // A FIFO in the lock file's place would block an open: it is not opened.
+        let fifo_out = dir.path().join("f.csv");
+        let made = std::process::Command::new("mkfifo")
+            .arg(lock_file_for(&fifo_out))
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        assert!(!is_held(&fifo_out));
     }
 
     #[test]
