@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use sprt::{Model, Sprt, SprtError};
+
 use crate::error::{CliError, CliResult};
 use crate::play::adjudication::Adjudication;
 
@@ -184,14 +186,125 @@ pub struct SprtArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub elo1: Option<f64>,
     /// SPRT: false positive rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     pub alpha: f64,
     /// SPRT: false negative rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     pub beta: f64,
     /// SPRT: Elo model of the bounds: normalized, logistic or bayesian.
     #[arg(long, default_value = "normalized")]
     pub model: String,
+}
+
+/// SPRT bounds when none are given: [0, 5] in the units of --model (normalized by default),
+/// a common "gainer" test.
+pub const DEFAULT_SPRT_BOUNDS: (f64, f64) = (0.0, 5.0);
+
+/// The error rates when none are given.
+pub const DEFAULT_SPRT_RATES: (f64, f64) = (0.05, 0.05);
+
+/// An SPRT as given, before it is checked: what `spar sprt`'s options, `spar stats`,
+/// `spar sim` and the personalities' `-sprt KEY=VALUE` words all become, so that every one
+/// of them is checked by [`SprtBounds::check`] alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SprtBounds {
+    /// Elo of the null hypothesis.
+    pub elo0: f64,
+    /// Elo of the alternative.
+    pub elo1: f64,
+    /// False positive rate.
+    pub alpha: f64,
+    /// False negative rate.
+    pub beta: f64,
+    /// Elo model of the bounds (`normalized`, `logistic`, `bayesian`).
+    pub model: String,
+}
+
+/// Why SPRT bounds were refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BoundsError {
+    /// The model is none spar knows (the message says which are).
+    Model(String),
+    /// The numbers: the error names the key at fault (`elo0 (5) must be less than …`).
+    Test(SprtError),
+}
+
+impl std::fmt::Display for BoundsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoundsError::Model(m) => f.write_str(m),
+            BoundsError::Test(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+impl SprtBounds {
+    /// The checked test: finite elo0 < elo1, 0 < alpha < 1, 0 < beta < 1, alpha + beta < 1,
+    /// a known model. The caller says how the user spelt the bounds.
+    pub fn check(&self) -> Result<Sprt, BoundsError> {
+        let model: Model = self
+            .model
+            .parse()
+            .map_err(|e| BoundsError::Model(format!("{e}")))?;
+        Sprt::new(self.elo0, self.elo1, self.alpha, self.beta, model).map_err(BoundsError::Test)
+    }
+
+    /// [`Self::check`] with the message in spar's option words (`--model X: …`, `SPRT
+    /// --elo0 A --elo1 B --alpha C --beta D: …`), exit code 2: `spar sprt`, `stats`, `sim`.
+    pub fn check_options(&self) -> CliResult<Sprt> {
+        self.check().map_err(|e| match e {
+            BoundsError::Model(m) => CliError::usage(format!("--model {}: {m}", self.model)),
+            BoundsError::Test(t) => CliError::usage(format!(
+                "SPRT --elo0 {} --elo1 {} --alpha {} --beta {}: {t}",
+                self.elo0, self.elo1, self.alpha, self.beta
+            )),
+        })
+    }
+
+    /// Reads `KEY=VALUE` words (the personalities' `-sprt`): `elo0=`, `elo1=`, `alpha=`,
+    /// `beta=` (numbers, negative ones included) and, where `keys` lists it, `model=`. Both
+    /// bounds or neither ([`DEFAULT_SPRT_BOUNDS`]); the rates default to
+    /// [`DEFAULT_SPRT_RATES`], the model to `normalized`. Not checked: see [`Self::check`].
+    pub fn from_words(words: &[String], keys: &[&str]) -> Result<SprtBounds, String> {
+        let (mut elo0, mut elo1) = (None, None);
+        let (mut alpha, mut beta) = DEFAULT_SPRT_RATES;
+        let mut model = "normalized".to_string();
+        for w in words {
+            let Some((k, v)) = w.split_once('=') else {
+                return Err(format!("'{w}' is not key=value ({})", keys.join(", ")));
+            };
+            if !keys.iter().any(|key| key.strip_suffix('=') == Some(k)) {
+                return Err(format!("unknown key '{k}' ({})", keys.join(", ")));
+            }
+            if k == "model" {
+                model = v.to_string();
+                continue;
+            }
+            let x: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("{k}={v}: '{v}' is not a number"))?;
+            match k {
+                "elo0" => elo0 = Some(x),
+                "elo1" => elo1 = Some(x),
+                "alpha" => alpha = x,
+                _ => beta = x,
+            }
+        }
+        let (elo0, elo1) = match (elo0, elo1) {
+            (Some(e0), Some(e1)) => (e0, e1),
+            (None, None) => DEFAULT_SPRT_BOUNDS,
+            (Some(_), None) => return Err("elo0= needs elo1= too: give both bounds".into()),
+            (None, Some(_)) => return Err("elo1= needs elo0= too: give both bounds".into()),
+        };
+        Ok(SprtBounds {
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            model,
+        })
+    }
 }
 
 /// Running a match, SPRT or datagen as shards of one Slurm job array (see docs/cluster.md).
@@ -239,5 +352,57 @@ impl SlurmArgs {
             ))),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    const KEYS: &[&str] = &["elo0=", "elo1=", "alpha=", "beta=", "model="];
+
+    #[test]
+    fn sprt_words_read_negative_numbers_and_defaults() {
+        let b = SprtBounds::from_words(&words("elo0=-3 elo1=-0.5 beta=0.1"), KEYS).unwrap();
+        assert_eq!((b.elo0, b.elo1, b.alpha, b.beta), (-3.0, -0.5, 0.05, 0.1));
+        assert_eq!(b.model, "normalized");
+        let b = SprtBounds::from_words(&[], KEYS).unwrap();
+        assert_eq!((b.elo0, b.elo1), DEFAULT_SPRT_BOUNDS);
+        assert!(b.check().is_ok());
+        let e = SprtBounds::from_words(&words("elo0=1"), KEYS).unwrap_err();
+        assert!(e.contains("elo1="), "{e}");
+        let e = SprtBounds::from_words(&words("elo0=x elo1=1"), KEYS).unwrap_err();
+        assert!(e.contains("'x' is not a number"), "{e}");
+        let e = SprtBounds::from_words(&words("model=logistic"), &KEYS[..4]).unwrap_err();
+        assert!(e.contains("unknown key 'model'"), "{e}");
+        let e = SprtBounds::from_words(&words("elo0"), KEYS).unwrap_err();
+        assert!(e.contains("not key=value"), "{e}");
+    }
+
+    #[test]
+    fn sprt_bounds_are_checked_in_one_place() {
+        let bounds = |line: &str| SprtBounds::from_words(&words(line), KEYS).unwrap();
+        for (bad, key) in [
+            ("elo0=5 elo1=5", "elo0 (5)"),
+            ("elo0=5 elo1=0", "elo0 (5)"),
+            ("beta=-0.1", "beta (-0.1)"),
+            ("alpha=1.5", "alpha (1.5)"),
+            ("alpha=0.5 beta=0.5", "alpha + beta"),
+            ("elo0=inf elo1=5", "elo0 (inf)"),
+            ("model=elo", "unknown SPRT model 'elo'"),
+        ] {
+            let e = bounds(bad).check().unwrap_err().to_string();
+            assert!(e.contains(key), "{bad}: {e}");
+            let e = bounds(bad).check_options().unwrap_err();
+            assert_eq!(e.code, 2, "{bad}");
+            assert!(e.message.contains(key), "{bad}: {}", e.message);
+        }
+        assert!(bounds("elo0=-2 elo1=3 alpha=0.1 beta=0.2 model=logistic")
+            .check()
+            .is_ok());
     }
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sprt::{Model, Sprt};
+use sprt::Sprt;
 
 use crate::cli::{BookArgs, EngineArgs, FailureArgs, RunArgs, SprtArgs};
 use crate::engines::git_build;
@@ -23,9 +23,7 @@ use crate::files::book::OpeningBook;
 use crate::play::adjudication::Adjudication;
 use crate::play::schedule::{OpeningStart, Schedule, Stride};
 
-/// SPRT bounds when none are given: [0, 5] in the units of --model (normalized by default),
-/// a common "gainer" test.
-pub const DEFAULT_SPRT_BOUNDS: (f64, f64) = (0.0, 5.0);
+pub use crate::cli::DEFAULT_SPRT_BOUNDS;
 
 /// One engine of the plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,16 +52,14 @@ pub struct SprtPlan {
 impl SprtPlan {
     /// The checked test.
     pub fn sprt(&self) -> CliResult<Sprt> {
-        let model: Model = self
-            .model
-            .parse()
-            .map_err(|e| CliError::usage(format!("--model {}: {e}", self.model)))?;
-        Sprt::new(self.elo0, self.elo1, self.alpha, self.beta, model).map_err(|e| {
-            CliError::usage(format!(
-                "SPRT --elo0 {} --elo1 {} --alpha {} --beta {}: {e}",
-                self.elo0, self.elo1, self.alpha, self.beta
-            ))
-        })
+        crate::cli::SprtBounds {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+            model: self.model.clone(),
+        }
+        .check_options()
     }
 }
 
@@ -175,13 +171,16 @@ impl MatchPlan {
                     (None, None) => DEFAULT_SPRT_BOUNDS,
                     _ => return Err(CliError::usage("give both --elo0 and --elo1")),
                 };
-                Some(SprtPlan {
+                let plan = SprtPlan {
                     elo0,
                     elo1,
                     alpha: s.alpha,
                     beta: s.beta,
                     model: s.model.clone(),
-                })
+                };
+                // Checked here, before any engine is built or file written.
+                plan.sprt()?;
+                Some(plan)
             }
         };
         let (stall_timeout, recover) = match req.failure {

@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 use sprt::simulate::{run_sprt, GameModel, LlrChecks, SimulationSummary, Xoshiro256};
-use sprt::{Model, Sprt};
 
+use crate::cli::SprtBounds;
 use crate::error::{CliError, CliResult};
 use crate::stdout;
 
@@ -60,16 +60,15 @@ pub struct SimArgs {
 
 /// Runs `spar sim`.
 pub fn run(args: SimArgs) -> CliResult {
-    let model: Model = args
-        .model
-        .parse()
-        .map_err(|e| CliError::usage(format!("--model {}: {e}", args.model)))?;
-    let sprt = Sprt::new(args.elo0, args.elo1, args.alpha, args.beta, model).map_err(|e| {
-        CliError::usage(format!(
-            "SPRT --elo0 {} --elo1 {} --alpha {} --beta {}: {e}",
-            args.elo0, args.elo1, args.alpha, args.beta
-        ))
-    })?;
+    let sprt = SprtBounds {
+        elo0: args.elo0,
+        elo1: args.elo1,
+        alpha: args.alpha,
+        beta: args.beta,
+        model: args.model.clone(),
+    }
+    .check_options()?;
+    let model = sprt.model();
     let game = GameModel::new(args.elo, args.draw_ratio, model).map_err(|e| {
         CliError::usage(format!(
             "--elo {} --draw-ratio {}: {e}",

@@ -1,8 +1,9 @@
 //! `spar stats`: Elo, LOS, normalized Elo and the SPRT log-likelihood ratio from counts,
 //! printed in the formats of cutechess and fastchess, or as JSON.
 
-use sprt::{Model, Pentanomial, Sample, Sprt, Trinomial};
+use sprt::{Model, Pentanomial, Sample, Trinomial};
 
+use crate::cli::SprtBounds;
 use crate::error::{CliError, CliResult};
 use crate::stdout;
 use crate::summary::{json_report, text_report, Request};
@@ -125,18 +126,20 @@ fn request(args: &StatsArgs) -> CliResult<Request> {
         }
         None => None,
     };
-    let model: Model = args
-        .model
-        .parse()
+    // A bad model is refused even without bounds.
+    args.model
+        .parse::<Model>()
         .map_err(|e| CliError::usage(format!("--model {}: {e}", args.model)))?;
     let sprt = match (args.elo0, args.elo1) {
         (Some(elo0), Some(elo1)) => Some(
-            Sprt::new(elo0, elo1, args.alpha, args.beta, model).map_err(|e| {
-                CliError::usage(format!(
-                    "SPRT --elo0 {elo0} --elo1 {elo1} --alpha {} --beta {}: {e}",
-                    args.alpha, args.beta
-                ))
-            })?,
+            SprtBounds {
+                elo0,
+                elo1,
+                alpha: args.alpha,
+                beta: args.beta,
+                model: args.model.clone(),
+            }
+            .check_options()?,
         ),
         (None, None) => None,
         (Some(_), None) => {

@@ -8,12 +8,14 @@
 
 mod book;
 mod numbers;
+mod options;
 mod pgn;
 mod report;
 
 pub use pgn::ToolPgn;
 pub use report::{fastchess_header, Report};
 
+use crate::cli::{all_cores, SprtBounds};
 use crate::error::{CliError, CliResult};
 
 /// The tool a personality speaks.
@@ -110,6 +112,39 @@ impl Reader {
                 "-{option} takes no value, got '{}'",
                 values.join(" ")
             ))
+        }
+    }
+
+    /// `-sprt KEY=VALUE…`, read and checked as `spar sprt` checks its options
+    /// ([`SprtBounds`]): elo0 < elo1, 0 < alpha < 1, 0 < beta < 1, alpha + beta < 1, a
+    /// known model (fastchess's `model=`; cutechess has none).
+    fn sprt(&self, values: &[String]) -> CliResult<SprtBounds> {
+        let keys: &[&str] = match self.tool {
+            Tool::Fastchess => &["elo0=", "elo1=", "alpha=", "beta=", "model="],
+            Tool::Cutechess => &["elo0=", "elo1=", "alpha=", "beta="],
+        };
+        let bounds =
+            SprtBounds::from_words(values, keys).or_else(|e| self.usage(format!("-sprt: {e}")))?;
+        match bounds.check() {
+            Ok(_) => Ok(bounds),
+            Err(e) => self.usage(format!("-sprt {}: {e}", values.join(" "))),
+        }
+    }
+
+    /// `-concurrency N`: at least 1 in both tools; fastchess (from 1.8.1) also takes 0, all
+    /// hardware threads, and -N, all of them but N (at least 1). spar counts the threads it
+    /// may use ([`all_cores`]: its CPU affinity and quota), as its own default does.
+    fn concurrency(&self, text: &str) -> CliResult<usize> {
+        let n: i64 = self.number("concurrency", text)?;
+        match (self.tool, n) {
+            (_, 1..) => Ok(n as usize),
+            (Tool::Fastchess, _) => {
+                let all = all_cores() as u64;
+                Ok(all.saturating_sub(n.unsigned_abs()).max(1) as usize)
+            }
+            (Tool::Cutechess, _) => self.usage(format!(
+                "-concurrency {n}: give the number of games played at once, at least 1"
+            )),
         }
     }
 
@@ -262,7 +297,7 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 push(&mut out, "--engine", r.engine_words(o, values)?);
             }
             "each" => push(&mut out, "--each", r.engine_words(o, values)?),
-            "concurrency" => concurrency = r.number(o, r.single(o, values)?)?,
+            "concurrency" => concurrency = r.concurrency(r.single(o, values)?)?,
             "force-concurrency" if fastchess => r.flag(o, values)?,
             "rounds" => rounds = r.number(o, r.single(o, values)?)?,
             "games" => games = r.number(o, r.single(o, values)?)?,
@@ -325,43 +360,12 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
                 push(&mut out, "--seed", vec![s.to_string()]);
             }
             "sprt" => {
-                let mut words = Vec::new();
-                for w in values {
-                    let (k, v) = r.key_value(o, w)?;
-                    match k {
-                        "elo0" | "elo1" | "alpha" | "beta" => {}
-                        "model" if fastchess => {}
-                        _ => {
-                            let keys = if fastchess {
-                                "elo0=, elo1=, alpha=, beta=, model="
-                            } else {
-                                "elo0=, elo1=, alpha=, beta="
-                            };
-                            return r.usage(format!("-sprt: unknown key '{k}' ({keys})"));
-                        }
-                    }
-                    words.push(format!("--{k}"));
-                    words.push(v.to_string());
-                }
+                let bounds = r.sprt(values)?;
                 if fastchess {
-                    sprt = Some(words);
+                    sprt = Some(sprt_words(&bounds));
                 } else {
                     // cutechess-cli's own test, run by the report (docs/compat.md).
-                    let mut bounds = [0.0, 0.0, 0.05, 0.05];
-                    for pair in words.chunks(2) {
-                        let i = ["--elo0", "--elo1", "--alpha", "--beta"]
-                            .iter()
-                            .position(|k| *k == pair[0])
-                            .expect("a -sprt key");
-                        bounds[i] = r.number(o, &pair[1])?;
-                    }
-                    let [_, _, alpha, beta] = bounds;
-                    if !(alpha > 0.0 && alpha < 1.0 && beta > 0.0 && beta < 1.0) {
-                        return r.usage(format!(
-                            "-sprt: alpha and beta must be between 0 and 1, got {alpha} and {beta}"
-                        ));
-                    }
-                    cutechess_sprt = Some(bounds);
+                    cutechess_sprt = Some([bounds.elo0, bounds.elo1, bounds.alpha, bounds.beta]);
                 }
             }
             "resign" => push(&mut out, "--resign", values.clone()),
@@ -492,11 +496,17 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
             // fastchess joins multi-line engine errors with ` :: ` under -testEnv; spar's
             // messages are one line anyway.
             "testEnv" if fastchess => r.flag(o, values)?,
+            "strict" if fastchess => {
+                return r.refuse(
+                    o,
+                    "it is fastchess 1.8.2's (spar speaks 1.8.1) and makes fastchess's `Warning;` lines fatal, which spar does not print",
+                )
+            }
             "strict" | "debug" | "crc32" | "check-mate-pvs" | "show-latency" | "use-affinity"
             | "startup-ms" | "ucinewgame-ms" | "ping-ms" | "compliance" => {
-                return r.refuse(o, "spar has no such feature")
+                return r.refuse(o, no_such_feature(o))
             }
-            _ => return r.usage(format!("unknown option -{o} (see docs/compat.md)")),
+            _ => return r.usage(unknown_option(tool, o)),
         }
     }
     if rounds == 0 || games == 0 {
@@ -578,6 +588,42 @@ pub fn translate(tool: Tool, args: &[String]) -> CliResult<Translation> {
         argv.extend(words);
     }
     Ok(Translation::Run(argv))
+}
+
+/// Why spar refuses one of fastchess's options that it has no feature for.
+fn no_such_feature(option: &str) -> &'static str {
+    match option {
+        "crc32" => "spar prints no CRC-32 of its PGN",
+        "check-mate-pvs" => "spar does not check the mate PVs engines send",
+        "show-latency" => "spar's PGN has no latency comments",
+        "use-affinity" => "spar does not pin games to CPUs",
+        "startup-ms" | "ucinewgame-ms" | "ping-ms" => {
+            "spar's engine time-outs are its own (`spar match --stall-timeout`)"
+        }
+        _ => "spar has no such feature",
+    }
+}
+
+/// The message for an option the tool does not have, with the one most likely meant.
+fn unknown_option(tool: Tool, option: &str) -> String {
+    match options::suggest(tool, option) {
+        Some(meant) => {
+            format!("unknown option -{option}; did you mean -{meant}? (see docs/compat.md)")
+        }
+        None => format!("unknown option -{option} (see docs/compat.md)"),
+    }
+}
+
+/// `spar sprt`'s options for checked fastchess `-sprt` bounds (`--elo0=-5`: a negative
+/// number stays the option's value).
+fn sprt_words(b: &SprtBounds) -> Vec<String> {
+    vec![
+        format!("--elo0={}", b.elo0),
+        format!("--elo1={}", b.elo1),
+        format!("--alpha={}", b.alpha),
+        format!("--beta={}", b.beta),
+        format!("--model={}", b.model),
+    ]
 }
 
 /// Both tools start an engine in its `dir=` and look a relative `cmd=` up there (fastchess:
@@ -850,8 +896,96 @@ mod tests {
             line.contains("--tb /t pieces=5 adjudicate=win_loss"),
             "{line}"
         );
-        assert!(line.contains("--elo0 -5 --elo1 0"), "{line}");
+        assert!(line.contains("--elo0=-5 --elo1=0 --alpha=0.05"), "{line}");
         assert!(line.contains("--recover"), "{line}");
+    }
+
+    #[test]
+    fn both_tools_check_sprt_bounds_as_spar_sprt_does() {
+        let e = "-engine name=a -engine name=b";
+        for (tool, extra) in [("fastchess", ""), ("cutechess", "-games 2 -repeat")] {
+            let t = |l: &str| {
+                let line = format!("{e} {extra} -sprt {l}");
+                if tool == "fastchess" {
+                    fc(&line)
+                } else {
+                    cc(&line)
+                }
+            };
+            for (bad, key) in [
+                ("elo0=5 elo1=5", "elo0 (5)"),
+                ("elo0=5 elo1=0", "elo0 (5)"),
+                ("elo0=0 elo1=5 beta=-0.1", "beta (-0.1)"),
+                ("elo0=0 elo1=5 alpha=1.5", "alpha (1.5)"),
+                ("elo0=0 elo1=5 alpha=0.5 beta=0.5", "alpha + beta"),
+                ("elo0=x elo1=5", "elo0=x"),
+                ("elo0=1", "elo0= needs elo1="),
+            ] {
+                let err = t(bad).unwrap_err();
+                assert_eq!(err.code, 2, "{tool} {bad}");
+                assert!(
+                    err.message.starts_with(tool) && err.message.contains(key),
+                    "{tool} {bad}: {}",
+                    err.message
+                );
+            }
+            assert!(t("elo0=-3 elo1=-1 alpha=0.1 beta=0.2").is_ok(), "{tool}");
+        }
+        assert!(fc(&format!("{e} -sprt model=nonsense")).is_err());
+        assert!(cc(&format!("{e} -games 2 -repeat -sprt model=normalized")).is_err());
+    }
+
+    #[test]
+    fn fastchess_concurrency_counts_back_from_all_threads() {
+        let concurrency = |line: &str| {
+            let Translation::Run(argv) = fc(line).unwrap() else {
+                panic!()
+            };
+            let at = argv.iter().position(|w| w == "--concurrency").unwrap();
+            argv[at + 1].parse::<usize>().unwrap()
+        };
+        let e = "-engine name=a -engine name=b -concurrency";
+        let all = all_cores();
+        assert_eq!(concurrency(&format!("{e} 3")), 3);
+        assert_eq!(concurrency(&format!("{e} 0")), all);
+        assert_eq!(concurrency(&format!("{e} -1")), (all - 1).max(1));
+        assert_eq!(concurrency(&format!("{e} -100000")), 1);
+        // cutechess-cli has neither.
+        for n in ["0", "-1"] {
+            let line = format!("-engine name=a -engine name=b -games 2 -repeat -concurrency {n}");
+            refused(cc(&line), "cutechess", &line);
+        }
+    }
+
+    #[test]
+    fn a_misspelt_option_is_answered_with_the_one_meant() {
+        let e = fc("-engine name=a -engine name=b -concurency 2").unwrap_err();
+        assert!(
+            e.message
+                .contains("unknown option -concurency; did you mean -concurrency?"),
+            "{}",
+            e.message
+        );
+        let e = cc("-engine name=a -engine name=b -rouns 2").unwrap_err();
+        assert!(e.message.contains("did you mean -rounds?"), "{}", e.message);
+        let e = fc("-engine name=a -engine name=b -bogus").unwrap_err();
+        assert!(!e.message.contains("did you mean"), "{}", e.message);
+    }
+
+    /// Every option the suggestions know is one the translator knows (mapped or refused
+    /// with its reason), never an unknown one.
+    #[test]
+    fn every_known_option_is_read() {
+        for (tool, run) in [
+            (Tool::Fastchess, fc as fn(&str) -> CliResult<Translation>),
+            (Tool::Cutechess, cc),
+        ] {
+            for o in options::known(tool) {
+                if let Err(e) = run(&format!("-{o}")) {
+                    assert!(!e.message.contains("unknown option"), "{o}: {}", e.message);
+                }
+            }
+        }
     }
 
     #[test]
