@@ -183,6 +183,34 @@ fn refused_options_are_one_line_and_exit_2() {
         "-games 2 -repeat -debug",
         "-games 2 -repeat -bogus",
         "-games 2 -repeat -wait 100",
+        "-games 2 -repeat -concurrency 0",
+        "-games 2 -repeat -concurrency -1",
     ];
     personality::all_refused("cutechess", two, &extras);
+}
+
+/// Issue 33: cutechess's `-sprt` is checked as `spar sprt` and `spar fastchess` check theirs
+/// (it played with elo0 = elo1 before).
+#[test]
+fn sprt_bounds_are_checked_as_spar_sprt_checks_them() {
+    personality::sprt_bounds_checked(
+        "cutechess",
+        "-engine name=a -engine name=b -each nodes=300 -games 2 -repeat",
+    );
+}
+
+/// A misspelt option is answered with the option meant, exit 2.
+#[test]
+fn a_misspelt_option_names_the_one_meant() {
+    let base = "cutechess -engine name=a -engine name=b -each nodes=100 -games 2 -repeat";
+    for (typo, meant) in [
+        ("-concurency 2", "-concurency; did you mean -concurrency?"),
+        (
+            "-outcomeintervall 2",
+            "-outcomeintervall; did you mean -outcomeinterval?",
+        ),
+    ] {
+        let o = run(&argv(&format!("{base} {typo}")));
+        common::usage_error(&o, &format!("cutechess: unknown option {meant}"));
+    }
 }

@@ -4,7 +4,7 @@
 mod common;
 mod personality;
 
-use common::{argv, ok, run, run_in};
+use common::{argv, ok, run, run_in, stdout};
 
 /// The games of a PGN, whatever its layout (`spar match` writes its own PGN, `spar
 /// fastchess` fastchess's: other tags, other comments): per game its `White`, `Black`,
@@ -173,7 +173,6 @@ fn refused_options_are_one_line_and_exit_2() {
         "-seeds 1",
         "-tournament gauntlet",
         "-quick cmd=a cmd=b book=c",
-        "-strict",
         "-help",
         "-pgnout file=x.pgn nps=true",
         "-pgnout file=x.pgn notation=lan",
@@ -186,9 +185,70 @@ fn refused_options_are_one_line_and_exit_2() {
         "-sprt elo0=0 elo1=5 bogus=1",
         "-bogus",
         "-maxmoves many",
-        "-concurrency -3",
         "-sprt elo0=x elo1=5",
         "-engine name=c",
     ];
     personality::all_refused("fastchess", two, &extras);
+}
+
+/// Issue 33: fastchess's `-sprt` is checked as `spar sprt` checks its options (elo0 < elo1,
+/// rates between 0 and 1, negative numbers read as values), and so is cutechess's.
+#[test]
+fn sprt_bounds_are_checked_as_spar_sprt_checks_them() {
+    personality::sprt_bounds_checked(
+        "fastchess",
+        "-engine name=a -engine name=b -each nodes=300 -rounds 1",
+    );
+}
+
+/// fastchess 1.8.1's `-concurrency 0` (all hardware threads) and `-concurrency -N` (all but
+/// N, at least 1) play.
+#[test]
+fn concurrency_zero_and_minus_n_count_from_the_hardware_threads() {
+    for n in ["0", "-1", "-1000"] {
+        let out = ok(&run(&argv(&format!(
+            "fastchess -engine name=a -engine name=b -each nodes=300 -rounds 2 -concurrency {n}"
+        ))));
+        assert!(out.contains("Games: 4,"), "-concurrency {n}: {out}");
+    }
+}
+
+/// A misspelt option is answered with the option meant (as fastchess 1.8.2 does), exit 2.
+#[test]
+fn a_misspelt_option_names_the_one_meant() {
+    let base = "fastchess -engine name=a -engine name=b -each nodes=100";
+    for (typo, meant) in [
+        ("-concurency 2", "-concurency; did you mean -concurrency?"),
+        ("-round 2", "-round; did you mean -rounds?"),
+        ("-pgnot file=x.pgn", "-pgnot; did you mean -pgnout?"),
+    ] {
+        let o = run(&argv(&format!("{base} {typo}")));
+        common::usage_error(&o, &format!("fastchess: unknown option {meant}"));
+        assert!(stdout(&o).is_empty());
+    }
+    let o = run(&argv(&format!("{base} -zzzzzz")));
+    common::usage_error(&o, "unknown option -zzzzzz (see docs/compat.md)");
+}
+
+/// What fastchess 1.8.1 and 1.8.2 have that spar does not do: each refused with its reason
+/// (docs/compat.md), exit 2, before any game.
+#[test]
+fn options_of_newer_fastchess_are_refused_with_their_reason() {
+    let base = "fastchess -engine name=a -engine name=b -each nodes=100";
+    for (extra, why) in [
+        (
+            "-strict",
+            "-strict is not supported by spar: it is fastchess 1.8.2's",
+        ),
+        ("-check-mate-pvs", "spar does not check the mate PVs"),
+        ("-pgnout file=x.pgn append=false", "append=false"),
+        ("-pgnout nodes=true", "needs file=NAME"),
+        ("-epdout file=x.epd", "spar writes no EPD"),
+        ("-crc32 pgn=true", "no CRC-32"),
+        ("-ping-ms 100", "--stall-timeout"),
+    ] {
+        let o = run(&argv(&format!("{base} {extra}")));
+        common::usage_error(&o, why);
+        assert!(stdout(&o).is_empty(), "{extra}");
+    }
 }

@@ -243,3 +243,47 @@ fn sim_reports_pass_rate_and_games() {
     // Deterministic for a seed.
     assert_eq!(stdout(&run(&args)), text);
 }
+
+/// Issue 33: `spar sprt`, `spar stats` and `spar sim` check their bounds alike (one check,
+/// shared with both personalities' `-sprt`): elo0 = elo1, elo0 > elo1, a negative beta (a
+/// number, not an option) and an alpha above 1 are one line naming the key, exit 2, before
+/// any game; valid bounds play.
+#[test]
+fn sprt_stats_and_sim_check_bounds_alike() {
+    let cases = [
+        ("--elo0 5 --elo1 5", "elo0 (5) must be less than elo1 (5)"),
+        ("--elo0 5 --elo1 0", "elo0 (5) must be less than elo1 (0)"),
+        (
+            "--elo0 0 --elo1 5 --beta -0.1",
+            "beta (-0.1) must be strictly between 0 and 1",
+        ),
+        (
+            "--elo0 0 --elo1 5 --alpha 1.5",
+            "alpha (1.5) must be strictly between 0 and 1",
+        ),
+    ];
+    for (bounds, why) in cases {
+        for command in [
+            "sprt --engine name=a --engine name=b --each nodes=300 --games 2",
+            "stats --wdl 1 2 3",
+            "sim --elo 0 --runs 10",
+        ] {
+            let line = format!("{command} {bounds}");
+            let o = run(&argv(&line));
+            check_one_line(&line, &o, why);
+        }
+    }
+    let out = ok(&run(&argv(
+        "sprt --engine name=a --engine name=b --each nodes=300 --games 2 --concurrency 1 \
+         --elo0 -10 --elo1 -2 --alpha 0.1 --beta 0.1 --quiet",
+    )));
+    assert!(out.contains("Score of a vs b"), "{out}");
+}
+
+fn check_one_line(line: &str, o: &std::process::Output, why: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{line}: {err}");
+    assert_eq!(err.lines().count(), 1, "{line}: {err}");
+    assert!(err.contains(why), "{line}: {err}");
+    assert!(stdout(o).is_empty(), "{line}");
+}

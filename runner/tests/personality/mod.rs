@@ -50,3 +50,41 @@ pub fn all_refused(tool: &str, base: &str, extras: &[&str]) {
         assert!(stdout(&o).is_empty(), "{line}");
     }
 }
+
+/// The SPRT bounds every command checks alike (issue 33): `spar TOOL BASE -sprt WORDS` for
+/// elo0 = elo1, elo0 > elo1, a negative beta and an alpha above 1 is refused before any
+/// game (exit code 2, one line naming the key at fault), and valid bounds play.
+pub fn sprt_bounds_checked(tool: &str, base: &str) {
+    for (words, key) in [
+        ("elo0=5 elo1=5", "elo0 (5) must be less than elo1 (5)"),
+        ("elo0=5 elo1=0", "elo0 (5) must be less than elo1 (0)"),
+        (
+            "elo0=0 elo1=5 beta=-0.1",
+            "beta (-0.1) must be strictly between 0 and 1",
+        ),
+        (
+            "elo0=0 elo1=5 alpha=1.5",
+            "alpha (1.5) must be strictly between 0 and 1",
+        ),
+        (
+            "elo0=0 elo1=5 alpha=0.5 beta=0.5",
+            "alpha + beta (0.5 + 0.5)",
+        ),
+        ("elo0=-x elo1=5", "elo0=-x: '-x' is not a number"),
+    ] {
+        let line = format!("{tool} {base} -sprt {words}");
+        let o = run(&argv(&line));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{line}: {err}");
+        assert_eq!(err.lines().count(), 1, "{line}: {err}");
+        assert!(
+            err.starts_with(&format!("spar: error: {tool}: -sprt")) && err.contains(key),
+            "{line}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{line}");
+    }
+    // Negative bounds are numbers, not options.
+    let line = format!("{tool} {base} -sprt elo0=-10 elo1=-2 alpha=0.1 beta=0.1");
+    let out = crate::common::ok(&run(&argv(&line)));
+    assert!(out.contains("Finished game 2 "), "{line}: {out}");
+}
