@@ -1093,8 +1093,8 @@ fn shim(dir: &Path, name: &str, script: &str) {
 }
 
 /// Runs `spar LINE` in `d` with a stand-in `tool` (see [`shim`]) first on `PATH` (in
-/// `d/NAME`) and `SPAR_SLURM_TIMEOUT` set to `timeout` seconds; its output and how long it
-/// took.
+/// `d/NAME`), `SPAR_SLURM_TIMEOUT` set to `timeout` seconds and a failing Slurm call
+/// retried for 10 s (`SPAR_SLURM_GIVE_UP`); its output and how long it took.
 fn with_shim(
     d: &Path,
     conf: &str,
@@ -1111,6 +1111,7 @@ fn with_shim(
     let o = spar_at(d, conf)
         .env("PATH", format!("{}:{path}", shims.display()))
         .env("SPAR_SLURM_TIMEOUT", timeout)
+        .env("SPAR_SLURM_GIVE_UP", "10")
         .args(argv(line))
         .output()
         .unwrap();

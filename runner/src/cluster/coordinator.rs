@@ -17,8 +17,9 @@
 //!
 //! Nothing is left running unwatched: on *any* exit (a refusal, a failure, a Slurm tool
 //! that keeps failing or hangs) the coordinator writes STOP, cancels, merges what is there
-//! and says how to merge again and resume. A transient `squeue` failure is retried for
-//! [`SQUEUE_GIVE_UP`]. One coordinator per run directory (`coordinator.lock`, freed when
+//! and says how to merge again and resume. Every Slurm call that fails (`sbatch`, `squeue`,
+//! `scancel`: at submission, adoption, in the watch loop and when stopping) is retried by
+//! one policy, [`slurm::Retry`], for [`slurm::give_up`] (600 s). One coordinator per run directory (`coordinator.lock`, freed when
 //! it dies). Ctrl-C is handled from before the submission on, and each array's job name is
 //! unique to the run, so an array submitted by a coordinator that died before recording it
 //! is found in the queue and adopted by `--resume`, never submitted twice.
@@ -58,9 +59,6 @@ pub const MAX_RESUBMITS: u32 = 3;
 
 /// How long the coordinator waits for cancelled tasks to leave the queue.
 const CANCEL_WAIT: Duration = Duration::from_secs(60);
-
-/// How long `squeue` may keep failing before the coordinator gives up on the run.
-pub const SQUEUE_GIVE_UP: Duration = Duration::from_secs(600);
 
 /// The checked cluster options.
 pub struct Cluster {
@@ -502,8 +500,20 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
     let mut records = Records::new(dir, m)?;
     records.refresh()?;
     let name = slurm::job_name(&m.command, dir, m.created);
-    let submit = |indices: &[u64]| -> CliResult<String> {
-        slurm::submit(&slurm::Submit {
+    // One policy for every Slurm call: a failing one is retried (slurm::Retry).
+    let mut retry = slurm::Retry::new();
+    let quiet = s.quiet;
+    let mut note = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    let submit = |indices: &[u64],
+                  known: &[String],
+                  retry: &mut slurm::Retry,
+                  note: &mut dyn FnMut(&str)|
+     -> CliResult<String> {
+        let submit = slurm::Submit {
             dir,
             cwd: &m.cwd,
             spar: &exe,
@@ -512,11 +522,13 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
             cpus: m.cpus_per_shard,
             name: &name,
             extra: &c.sbatch_args,
-        })
+        };
+        slurm::submit_or_adopt(&submit, known, retry, note, abort)
     };
     // Arrays of this run that are queued but were never recorded (a coordinator killed
     // between `sbatch` and writing jobs.json): adopted, not submitted twice.
-    let adopted: Vec<String> = slurm::jobs_named(&name)?
+    let adopted: Vec<String> = retry
+        .call(|| slurm::jobs_named(&name), &mut note, abort)?
         .into_iter()
         .filter(|id| !jobs.jobs.contains(id))
         .collect();
@@ -535,7 +547,7 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
             .filter(|&i| !shard_complete(m, &records, i))
             .collect();
         if !todo.is_empty() {
-            let id = submit(&todo)?;
+            let id = submit(&todo, &jobs.jobs, &mut retry, &mut note)?;
             jobs.jobs.push(id.clone());
             jobs.write(dir)?;
             if !s.quiet {
@@ -560,7 +572,6 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
     let progress = Progress::new(s.quiet, "games", len, 0);
     let mut gone: Vec<u32> = vec![0; m.shards as usize];
     let mut last_squeue: Option<Instant> = None;
-    let mut squeue_failing: Option<Instant> = None;
     let mut over = finished(m, &records, sprt.as_ref());
     let result = loop {
         match records.refresh() {
@@ -592,27 +603,16 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
         }
         if last_squeue.is_none_or(|t| t.elapsed() >= SQUEUE_EVERY) {
             last_squeue = Some(Instant::now());
-            let live = match slurm::live_tasks(&jobs.jobs) {
-                Ok(live) => {
-                    squeue_failing = None;
-                    live
-                }
-                Err(e) => {
-                    // Transient (a busy controller, a failover): retried, the shards play on.
-                    let since = *squeue_failing.get_or_insert_with(|| {
-                        progress.println(&format!("{}; retrying", e.message));
-                        Instant::now()
-                    });
-                    if since.elapsed() >= SQUEUE_GIVE_UP {
-                        break Err(CliError::failure(format!(
-                            "{} (failing for {} s)",
-                            e.message,
-                            since.elapsed().as_secs()
-                        )));
-                    }
+            // A failing squeue (a busy controller, a failover) is retried while the
+            // shards play on.
+            let mut shown = |line: &str| progress.println(line);
+            let live = match retry.judge(slurm::live_tasks(&jobs.jobs), &mut shown) {
+                Ok(Some(live)) => live,
+                Ok(None) => {
                     std::thread::sleep(POLL);
                     continue;
                 }
+                Err(e) => break Err(e),
             };
             let mut again = Vec::new();
             for i in 0..m.shards {
@@ -643,7 +643,8 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
                         super::log_dir(dir).display()
                     )));
                 }
-                let id = match submit(&again) {
+                let mut shown = |line: &str| progress.println(line);
+                let id = match submit(&again, &jobs.jobs, &mut retry, &mut shown) {
                     Ok(id) => id,
                     Err(e) => break Err(e),
                 };
@@ -675,7 +676,9 @@ pub fn stop(dir: &Path, jobs: &[String]) -> CliResult<Duration> {
             super::stop_file(dir).display()
         ))
     })?;
-    slurm::cancel(jobs)?;
+    // Ctrl-C has already been pressed when stopping: only the give-up time ends the tries.
+    let never = AtomicBool::new(false);
+    slurm::Retry::new().call(|| slurm::cancel(jobs), &mut |l| eprintln!("{l}"), &never)?;
     let started = Instant::now();
     let mut last_error = None;
     while started.elapsed() < CANCEL_WAIT {

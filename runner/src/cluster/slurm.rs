@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{CliError, CliResult};
@@ -39,6 +40,124 @@ pub fn timeout() -> Duration {
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s > 0.0)
         .map_or(Duration::from_secs(120), Duration::from_secs_f64)
+}
+
+/// How long a Slurm call may keep failing before the run gives up: `SPAR_SLURM_GIVE_UP`
+/// seconds, else 600 s (a controller failover takes minutes).
+pub fn give_up() -> Duration {
+    std::env::var("SPAR_SLURM_GIVE_UP")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(Duration::from_secs(600), Duration::from_secs_f64)
+}
+
+/// The pause between two tries of a failing Slurm call.
+pub const RETRY_PAUSE: Duration = Duration::from_secs(2);
+
+/// The one retry policy of every Slurm call (`sbatch`, `squeue`, `scancel`; at submission,
+/// adoption, in the watch loop and when stopping): a call that fails (exit code 1: the tool
+/// failed, did not answer, or the controller could not be reached) is tried again every
+/// [`RETRY_PAUSE`] until it has been failing for [`give_up`]; the first failure of a
+/// streak is reported once (`…; retrying`). A refusal (exit code 2: `sbatch` rejecting its
+/// options) is not retried.
+#[derive(Debug)]
+pub struct Retry {
+    give_up: Duration,
+    pause: Duration,
+    /// When the current streak of failures began.
+    failing_since: Option<Instant>,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry::new()
+    }
+}
+
+impl Retry {
+    /// The policy, its give-up time read from the environment ([`give_up`]).
+    pub fn new() -> Retry {
+        Retry::with(give_up(), RETRY_PAUSE)
+    }
+
+    /// A policy with these times (tests).
+    pub fn with(give_up: Duration, pause: Duration) -> Retry {
+        Retry {
+            give_up,
+            pause,
+            failing_since: None,
+        }
+    }
+
+    /// Judges one try: `Ok(Some(value))` when it worked (the streak of failures ends),
+    /// `Ok(None)` when it failed and may be tried again (`note` hears the first failure of
+    /// a streak), `Err` when it was refused or has been failing for the give-up time.
+    pub fn judge<T>(
+        &mut self,
+        result: CliResult<T>,
+        note: &mut dyn FnMut(&str),
+    ) -> CliResult<Option<T>> {
+        let e = match result {
+            Ok(v) => {
+                self.failing_since = None;
+                return Ok(Some(v));
+            }
+            Err(e) if e.code != 1 => return Err(e),
+            Err(e) => e,
+        };
+        let since = *self.failing_since.get_or_insert_with(|| {
+            note(&format!("{}; retrying", e.message));
+            Instant::now()
+        });
+        if since.elapsed() >= self.give_up {
+            self.failing_since = None;
+            return Err(CliError::failure(format!(
+                "{} (failing for {} s; SPAR_SLURM_GIVE_UP=SECONDS retries longer)",
+                e.message,
+                since.elapsed().as_secs()
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Tries `call` until it works, is refused, has been failing for the give-up time, or
+    /// `stop` is raised (Ctrl-C: then its last failure), pausing between tries.
+    pub fn call<T>(
+        &mut self,
+        mut call: impl FnMut() -> CliResult<T>,
+        note: &mut dyn FnMut(&str),
+        stop: &AtomicBool,
+    ) -> CliResult<T> {
+        loop {
+            let result = call();
+            let last = result.as_ref().err().cloned();
+            if let Some(v) = self.judge(result, note)? {
+                return Ok(v);
+            }
+            if stop.load(Ordering::SeqCst) {
+                self.failing_since = None;
+                return Err(last.expect("a failure"));
+            }
+            std::thread::sleep(self.pause);
+        }
+    }
+}
+
+/// Whether `sbatch`'s message is a passing trouble of the controller (worth another try)
+/// rather than a refusal of the job.
+fn transient(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "socket timed out",
+        "unable to contact slurm controller",
+        "resource temporarily unavailable",
+        "temporarily unable",
+        "zero bytes were transmitted",
+        "communication connection failure",
+    ]
+    .iter()
+    .any(|t| m.contains(t))
 }
 
 /// Runs a Slurm tool to its end or [`timeout`], whichever comes first; its output. A tool
@@ -202,6 +321,13 @@ pub fn submit(s: &Submit) -> CliResult<String> {
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
+        if transient(&err) {
+            return Err(CliError::failure(format!(
+                "sbatch failed: {}; if it queued the array all the same, --resume finds it by its job name {}",
+                one_line(&err),
+                s.name
+            )));
+        }
         return Err(CliError::usage(format!(
             "sbatch refused the job array: {} (check --sbatch-arg options and the partition)",
             one_line(&err)
@@ -215,6 +341,29 @@ pub fn submit(s: &Submit) -> CliResult<String> {
         )));
     }
     Ok(id)
+}
+
+/// Submits one array under [`Retry`]: after a failed `sbatch` (which may have queued the
+/// array all the same) an array of the run's name that is not in `known` is the one
+/// submitted, and is taken rather than submitted twice.
+pub fn submit_or_adopt(
+    s: &Submit,
+    known: &[String],
+    retry: &mut Retry,
+    note: &mut dyn FnMut(&str),
+    stop: &AtomicBool,
+) -> CliResult<String> {
+    retry.call(
+        || match submit(s) {
+            Err(e) if e.code == 1 => match jobs_named(s.name) {
+                Ok(ids) => ids.into_iter().find(|id| !known.contains(id)).ok_or(e),
+                Err(_) => Err(e),
+            },
+            result => result,
+        },
+        note,
+        stop,
+    )
 }
 
 /// The first line of a tool's message.
@@ -330,6 +479,101 @@ mod tests {
             job_name("match", Path::new("/a"), 2)
         );
         assert!(job_name("sprt", Path::new("/a"), 1).starts_with("spar-sprt-"));
+    }
+
+    #[test]
+    fn a_failing_call_is_retried_until_it_works() {
+        let mut tries = 0;
+        let mut notes = Vec::new();
+        let never = AtomicBool::new(false);
+        let got = Retry::with(Duration::from_secs(60), Duration::from_millis(1)).call(
+            || {
+                tries += 1;
+                if tries <= 2 {
+                    Err(CliError::failure("squeue failed: outage"))
+                } else {
+                    Ok(tries)
+                }
+            },
+            &mut |l| notes.push(l.to_string()),
+            &never,
+        );
+        assert_eq!(got, Ok(3));
+        assert_eq!(
+            notes,
+            ["squeue failed: outage; retrying"],
+            "one note a streak"
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_not_retried_and_a_long_failure_gives_up() {
+        let never = AtomicBool::new(false);
+        let mut tries = 0;
+        let mut retry = Retry::with(Duration::from_secs(60), Duration::from_millis(1));
+        let got: CliResult<()> = retry.call(
+            || {
+                tries += 1;
+                Err(CliError::usage(
+                    "sbatch refused the job array: bad partition",
+                ))
+            },
+            &mut |_| {},
+            &never,
+        );
+        assert_eq!((got.unwrap_err().code, tries), (2, 1));
+
+        let started = Instant::now();
+        let got: CliResult<()> = Retry::with(Duration::from_millis(50), Duration::from_millis(5))
+            .call(
+                || Err(CliError::failure("squeue failed")),
+                &mut |_| {},
+                &never,
+            );
+        let e = got.unwrap_err();
+        assert_eq!(e.code, 1);
+        assert!(
+            e.message.starts_with("squeue failed (failing for "),
+            "{}",
+            e.message
+        );
+        assert!(started.elapsed() >= Duration::from_millis(50));
+
+        // Ctrl-C ends the tries with the last failure.
+        let stop = AtomicBool::new(true);
+        let got: CliResult<()> = Retry::with(Duration::from_secs(60), Duration::from_secs(60))
+            .call(
+                || Err(CliError::failure("scancel failed")),
+                &mut |_| {},
+                &stop,
+            );
+        assert_eq!(got.unwrap_err().message, "scancel failed");
+    }
+
+    #[test]
+    fn judging_keeps_the_streak_across_tries() {
+        let mut retry = Retry::with(Duration::from_secs(60), Duration::ZERO);
+        let mut notes = 0;
+        let mut note = |_: &str| notes += 1;
+        let fail = || -> CliResult<u8> { Err(CliError::failure("squeue failed")) };
+        assert_eq!(retry.judge(fail(), &mut note), Ok(None));
+        assert_eq!(retry.judge(fail(), &mut note), Ok(None));
+        assert_eq!(retry.judge(Ok(7), &mut note), Ok(Some(7)));
+        assert_eq!(retry.judge(fail(), &mut note), Ok(None));
+        assert_eq!(notes, 2, "a note for each streak");
+    }
+
+    #[test]
+    fn passing_controller_trouble_is_told_from_a_refusal() {
+        assert!(transient(
+            "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation"
+        ));
+        assert!(transient(
+            "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"
+        ));
+        assert!(!transient(
+            "sbatch: error: invalid partition specified: nope"
+        ));
     }
 
     #[test]
