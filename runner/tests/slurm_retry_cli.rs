@@ -13,8 +13,8 @@ use common::*;
 
 /// The stand-in `sbatch`: call N fails with the message in `STATE/sbatch.fail.N`; with
 /// `STATE/sbatch.lie.N` it queues the array and then fails all the same (a reply lost on
-/// the way back). Each task runs the `--wrap` script in `--chdir` with
-/// `SLURM_ARRAY_TASK_ID`, and leaves `JOB_I.done` when it ends.
+/// the way back). Each task (`JOB_I.task`) runs the `--wrap` script in `--chdir` with
+/// `SLURM_ARRAY_TASK_ID` (its pid in `JOB_I.pid`) and leaves `JOB_I.done` when it ends.
 const SBATCH: &str = r#"#!/bin/sh
 F=__STATE__
 n=$(($(cat $F/sbatch.count 2>/dev/null || echo 0) + 1)); echo $n > $F/sbatch.count
@@ -34,9 +34,10 @@ echo "$name" > $F/$job.name
 for part in $(echo "$array" | tr , ' '); do
   i=${part%-*}; hi=${part#*-}
   while [ $i -le $hi ]; do
-    ( cd "$chdir" && SLURM_ARRAY_TASK_ID=$i sh -c "$script"; echo done > $F/${job}_$i.done ) \
-      </dev/null >$F/${job}_$i.log 2>&1 &
-    echo $! > $F/${job}_$i.pid
+    t=$F/${job}_$i
+    touch $t.task
+    ( cd "$chdir" && { SLURM_ARRAY_TASK_ID=$i sh -c "$script" & echo $! > $t.pid; wait $!; }
+      echo done > $t.done ) </dev/null >$t.log 2>&1 &
     i=$((i + 1))
   done
 done
@@ -59,7 +60,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-running() { for p in $F/$1_*.pid; do [ -e "$p" ] && [ ! -e "${p%.pid}.done" ] && echo "$(basename ${p%.pid})"; done; }
+running() { for t in $F/$1_*.task; do [ -e "$t" ] && [ ! -e "${t%.task}.done" ] && echo "$(basename ${t%.task})"; done; }
 if [ -n "$name" ]; then
   for f in $F/*.name; do
     [ -e "$f" ] || continue
@@ -75,15 +76,15 @@ exit 0
 "#;
 
 /// The stand-in `scancel JOB…`: call N fails with the message in `STATE/scancel.fail.N`;
-/// otherwise it stops the running tasks of the jobs (the processes their task shells
-/// started).
+/// otherwise it sends SIGTERM to the `spar shard` process of each running task of the jobs
+/// (by its recorded pid).
 const SCANCEL: &str = r#"#!/bin/sh
 F=__STATE__
 n=$(($(cat $F/scancel.count 2>/dev/null || echo 0) + 1)); echo $n > $F/scancel.count
 if [ -e $F/scancel.fail.$n ]; then cat $F/scancel.fail.$n >&2; exit 1; fi
 for job in "$@"; do
   for p in $F/${job}_*.pid; do
-    [ -e "$p" ] && [ ! -e "${p%.pid}.done" ] && pkill -TERM -P "$(cat $p)"
+    [ -e "$p" ] && [ ! -e "${p%.pid}.done" ] && kill -TERM "$(cat $p)"
   done
 done
 exit 0
