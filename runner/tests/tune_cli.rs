@@ -885,3 +885,33 @@ fn a_kill_at_every_write_then_resume_gives_the_uninterrupted_trajectory() {
         );
     }
 }
+
+/// Issue 33: the verification SPRT's bounds are checked as `spar sprt` checks its own, and
+/// before the tune starts (they were refused only after every iteration had been played);
+/// a negative bound is a number, not an option.
+#[test]
+fn verification_bounds_are_checked_before_the_tune() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    for (bounds, why) in [
+        (
+            "--verify-elo0 5 --verify-elo1 5",
+            "elo0 (5) must be less than elo1 (5)",
+        ),
+        (
+            "--verify-elo0 -1 --verify-elo1 -3",
+            "elo0 (-1) must be less than elo1 (-3)",
+        ),
+        ("--verify-elo1 -2", "elo0 (0) must be less than elo1 (-2)"),
+    ] {
+        let line = format!(
+            "tune --param rfp_margin --each nodes=300 --iterations 2 --pairs-per-iteration 1 \
+             --quiet --csv {} {bounds}",
+            path_str(&csv)
+        );
+        let o = spar().args(argv(&line)).output().unwrap();
+        usage_error(&o, "spar: error: --verify-elo0 ");
+        usage_error(&o, why);
+        assert!(!csv.exists(), "{bounds}: nothing written");
+    }
+}
