@@ -252,3 +252,20 @@ fn options_of_newer_fastchess_are_refused_with_their_reason() {
         assert!(stdout(&o).is_empty(), "{extra}");
     }
 }
+
+/// fastchess 1.8.1's engine names and PGN tags: an engine without `name=` plays under its
+/// `cmd=` file name, and the PGN has no `EngineWhiteName`-style tags (newer fastchess's).
+#[test]
+fn an_engine_without_a_name_and_the_pgn_tags_of_fastchess_1_8_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let spar = env!("CARGO_BIN_EXE_spar");
+    let line = format!(
+        "fastchess -engine cmd={spar} args=uci -engine name=base -each nodes=300 -rounds 1 \
+         -pgnout file=g.pgn"
+    );
+    let out = ok(&run_in(dir.path(), &argv(&line)));
+    assert!(out.contains("Started game 1 of 2 (spar vs base)"), "{out}");
+    let pgn = std::fs::read_to_string(dir.path().join("g.pgn")).unwrap();
+    assert!(pgn.contains("[White \"spar\"]"), "{pgn}");
+    assert!(!pgn.contains("[Engine"), "{pgn}");
+}
