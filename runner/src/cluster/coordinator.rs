@@ -19,10 +19,11 @@
 //! that keeps failing or hangs) the coordinator writes STOP, cancels, merges what is there
 //! and says how to merge again and resume. Every Slurm call that fails (`sbatch`, `squeue`,
 //! `scancel`: at submission, adoption, in the watch loop and when stopping) is retried by
-//! one policy, [`slurm::Retry`], for [`slurm::give_up`] (600 s). One coordinator per run directory (`coordinator.lock`, freed when
-//! it dies). Ctrl-C is handled from before the submission on, and each array's job name is
-//! unique to the run, so an array submitted by a coordinator that died before recording it
-//! is found in the queue and adopted by `--resume`, never submitted twice.
+//! one policy, [`slurm::Retry`], for [`slurm::give_up`] (600 s). One coordinator per run
+//! directory (`coordinator.lock`, freed when it dies). Ctrl-C is handled from before the
+//! submission on, and each array's job name is unique to the run, so an array submitted by
+//! a coordinator that died before recording it is found in the queue and adopted by
+//! `--resume`, never submitted twice.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
