@@ -215,3 +215,58 @@ fn no_output_lands_in_the_cache_of_built_engines() {
         assert!(!inside.exists() && !cache.join("notes.txt").exists());
     }
 }
+
+#[test]
+fn status_html_onto_a_file_of_the_run_is_refused() {
+    // `spar status FILE --html PAGE`: the page may be none of the files the run's engines
+    // were handed (read from its record), whether the run was a match or a tune.
+    let Some(tables) = syzygy_tables("status_html_onto_a_file_of_the_run") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("tb")).unwrap();
+    for name in ["KRvK.rtbw", "KRvK.rtbz"] {
+        std::fs::copy(tables.join(name), d.join("tb").join(name)).unwrap();
+    }
+    let before = [
+        bytes(&d.join("tb/KRvK.rtbw")),
+        bytes(&d.join("tb/KRvK.rtbz")),
+    ];
+    ok(&run_in(
+        d,
+        &words(
+            "match --engine name=a --engine name=b --each nodes=300 --games 2 --quiet --tb tb \
+             --results r.csv",
+        ),
+    ));
+    ok(&run_in(
+        d,
+        &words(
+            "tune --param rfp_margin --each nodes=300 option.SyzygyPath=tb --iterations 1 \
+             --pairs-per-iteration 1 --no-verify --quiet --csv t.csv",
+        ),
+    ));
+    for (args, needle) in [
+        (
+            "status r.csv --html tb/KRvK.rtbz",
+            "--html tb/KRvK.rtbz is also the --tb file",
+        ),
+        (
+            "status t.csv --html tb/KRvK.rtbw",
+            "--html tb/KRvK.rtbw is also the --engine option.SyzygyPath= file",
+        ),
+    ] {
+        usage_error(&run_in(d, &words(args)), needle);
+        assert_eq!(
+            [
+                bytes(&d.join("tb/KRvK.rtbw")),
+                bytes(&d.join("tb/KRvK.rtbz"))
+            ],
+            before,
+            "{args}"
+        );
+    }
+    ok(&run_in(d, &words("status r.csv --html page.html")));
+    assert!(d.join("page.html").is_file());
+}

@@ -137,7 +137,17 @@ impl PathCheck {
         for (flag, path) in files.kept {
             self.kept(flag, path);
         }
-        if files.built && self.build_cache.is_none() {
+        if files.built {
+            self.builds();
+        }
+        self
+    }
+
+    /// The command may build engines (`git=`, `features=`, or the `track` build of `spar
+    /// report`): no output may be in the cache where they are kept, of the git repository
+    /// spar runs in.
+    pub fn builds(&mut self) -> &mut Self {
+        if self.build_cache.is_none() {
             self.build_cache = std::env::current_dir()
                 .ok()
                 .and_then(|d| crate::engines::git_build::cache_dir_for(&d))
