@@ -438,6 +438,41 @@ mod tests {
     }
 
     #[test]
+    fn engine_files_are_inputs_never_overwritten_nor_read_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let eng = dir.path().join("eng");
+        std::fs::write(&eng, "binary").unwrap();
+        let words = vec![format!("cmd={}", eng.display())];
+        let mut c = PathCheck::new();
+        c.engine(&words, &[]).output("--out", &eng);
+        let err = c.check().unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(
+            err.message
+                .ends_with("is also the --engine cmd= file: give them different names"),
+            "{}",
+            err.message
+        );
+        // A file an engine is handed is not read by spar: a directory there is no error
+        // of the check (the engine's own start or option says what is wrong).
+        let mut c = PathCheck::new();
+        c.kept("--engine option.X=", dir.path())
+            .output("--out", dir.path().join("o"));
+        assert!(c.check().is_ok());
+        // The build cache: no output inside it.
+        let mut c = PathCheck::new();
+        c.output("--json", dir.path().join("cache/x.json"));
+        c.build_cache = Some(where_made(&dir.path().join("cache/.")));
+        let err = c.collisions().unwrap_err();
+        assert!(
+            err.message
+                .contains("where spar keeps the engines it builds"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
     fn outputs_must_be_writable_files() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = PathCheck::new();
