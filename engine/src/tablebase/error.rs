@@ -19,6 +19,12 @@ pub enum TbError {
         /// The entry as given.
         path: PathBuf,
     },
+    /// A file named like a table (`KRvK.rtbw`) is not a regular file: a directory, or a
+    /// FIFO, device or socket, whose open could block for ever. Checked before any open.
+    NotAFile {
+        /// The entry.
+        path: PathBuf,
+    },
     /// None of the directories holds a `*.rtbw` or `*.rtbz` file.
     NoTables {
         /// The whole colon-separated path list.
@@ -58,6 +64,12 @@ impl fmt::Display for TbError {
                 f,
                 "tablebase path {} is a file, not a directory: give the directory that holds \
                  the *.rtbw / *.rtbz files",
+                path.display()
+            ),
+            TbError::NotAFile { path } => write!(
+                f,
+                "tablebase file {} is not a regular file (a directory, pipe, device or \
+                 socket): remove it or replace it with the table file",
                 path.display()
             ),
             TbError::NoTables { path } => write!(

@@ -155,7 +155,8 @@ impl Tablebases {
     /// `SyzygyPath`). Files are only listed here; each is mapped and checked on first use.
     ///
     /// Errors: an empty list, a missing directory, an entry that is a file, an unreadable
-    /// directory, or no `*.rtbw` / `*.rtbz` table in any of the directories.
+    /// directory, a table name that is not a regular file (a directory, or a FIFO whose open
+    /// would block for ever), or no `*.rtbw` / `*.rtbz` table in any of the directories.
     pub fn open(path: &str) -> Result<Tablebases, TbError> {
         let dirs: Vec<&str> = path.split(':').filter(|d| !d.trim().is_empty()).collect();
         if dirs.is_empty() {
@@ -218,6 +219,7 @@ impl Tablebases {
                 };
                 // The first directory that has a file wins.
                 if entry.is_none() {
+                    table::check_regular(&file)?;
                     *entry = Some(LazyTable::new(file));
                     files += 1;
                 }
@@ -371,6 +373,43 @@ mod tests {
         assert!(err.to_string().contains(empty.to_str().unwrap()));
         let _ = fs::remove_dir_all(dir);
         let _ = fs::remove_dir_all(empty);
+    }
+
+    #[test]
+    fn a_table_name_that_is_no_regular_file_is_refused_before_any_open() {
+        // A directory named like a table.
+        let dir = temp_dir("not-a-file");
+        fs::write(dir.join("KQvK.rtbw"), vec![0x55u8; 64 + 16]).unwrap();
+        fs::create_dir(dir.join("KRvK.rtbw")).unwrap();
+        let err = Tablebases::open(dir.to_str().unwrap()).unwrap_err();
+        assert_eq!(
+            err,
+            TbError::NotAFile {
+                path: dir.join("KRvK.rtbw")
+            }
+        );
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        fs::remove_dir(dir.join("KRvK.rtbw")).unwrap();
+        // A FIFO: opening it would block for ever.
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("KPvK.rtbz");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .is_ok_and(|s| s.success());
+            if made {
+                let err = Tablebases::open(dir.to_str().unwrap()).unwrap_err();
+                assert_eq!(err, TbError::NotAFile { path: fifo.clone() });
+                // The same check guards the open of a table found earlier.
+                let name = TableName::parse("KPvK").unwrap();
+                assert!(matches!(
+                    Table::open(&fifo, &name, Kind::Dtz),
+                    Err(TbError::NotAFile { .. })
+                ));
+            }
+        }
+        let _ = fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -518,6 +518,18 @@ fn groups(
     Ok((g, factor))
 }
 
+/// Refuses a table path that exists but is not a regular file (links followed), before
+/// any open: a FIFO's open blocks until a writer comes, a directory is no table. A path
+/// that cannot be read is left to the open, whose error names it.
+pub(super) fn check_regular(path: &Path) -> Result<(), TbError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(TbError::NotAFile {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A table file, mapped into memory, with its header read.
 pub(super) struct Table {
     path: PathBuf,
@@ -532,6 +544,7 @@ impl Table {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
+        check_regular(path)?;
         let file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len < 16 || len % 64 != 16 {

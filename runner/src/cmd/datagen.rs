@@ -321,6 +321,7 @@ fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     if let Some(f) = net_file(args) {
         check.input("--eval-file", f);
     }
+    check.tb_words(args.tb.as_deref());
     if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
         check.run_dir(dir);
     }

@@ -527,11 +527,9 @@ fn checked_paths(args: &MatchArgs) -> CliResult<Option<DumpSpec>> {
 /// output can be written, before any game.
 fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
     let mut check = PathCheck::new();
-    for words in &args.engines.engines {
-        check.engine_words(words);
-    }
-    check.engine_words(&args.engines.each);
+    check.engines(&args.engines.engines, &args.engines.each);
     check.book_words(args.book.book.as_deref());
+    check.tb_words(args.adjudication.tb.as_deref());
     if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
         check.run_dir(dir);
     }

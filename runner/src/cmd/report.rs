@@ -75,10 +75,12 @@ pub fn run(args: ReportArgs) -> CliResult {
     for f in &args.from {
         check.input("--from", f);
     }
-    for words in &args.engines.engines {
-        check.engine_words(words);
+    check.engines(&args.engines.engines, &args.engines.each);
+    check.tb_words(args.adjudication.tb.as_deref());
+    // A spar without `track` builds one that has it (unless --no-build).
+    if !args.engines.engines.is_empty() && !args.no_build && !engine::track::ENABLED {
+        check.builds();
     }
-    check.engine_words(&args.engines.each);
     check.book_words(args.book.book.as_deref());
     if let Some(dir) = &args.out {
         for name in report::FILES {

@@ -1,6 +1,6 @@
 //! `spar status RUN_DIR | RESULTS.csv | TUNE.csv [--html FILE]`: where a run stands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cluster::manifest::Manifest;
 use crate::cluster::{html, merge, status};
@@ -62,6 +62,7 @@ pub fn run(args: StatusArgs) -> CliResult {
             check
                 .input("results", &args.run)
                 .input("results record", run_record::path_for(&args.run));
+            engines_of_record(&args.run, &mut check);
         }
         check.output("--html", path).check()?;
     }
@@ -95,15 +96,17 @@ pub fn run(args: StatusArgs) -> CliResult {
 /// `spar status TUNE.csv`: a tune's trajectory and its run record.
 fn run_tune(args: &StatusArgs) -> CliResult {
     if let Some(path) = &args.html {
-        PathCheck::new()
+        let mut check = PathCheck::new();
+        check
             .input("trajectory", &args.run)
             .input("trajectory record", run_record::path_for(&args.run))
             .input(
                 "trajectory lock",
                 crate::files::lock::lock_file_for(&args.run),
             )
-            .output("--html", path)
-            .check()?;
+            .output("--html", path);
+        engines_of_record(&args.run, &mut check);
+        check.check()?;
     }
     let view = tune::status::from_csv(&args.run)?;
     if let Some(path) = &args.html {
@@ -112,4 +115,42 @@ fn run_tune(args: &StatusArgs) -> CliResult {
         })?;
     }
     stdout::print_lines(&tune::status::lines(&view))
+}
+
+/// The files of the engines (and `--tb` tables) of the run whose record lies beside `file`
+/// (a match's `engine N` words, a tune's `engine` over `each`), as inputs of `check`:
+/// `--html` may be none of them. A missing or unreadable record adds nothing (the status
+/// reports it).
+fn engines_of_record(file: &Path, check: &mut PathCheck) {
+    use serde_json::Value;
+    let Ok(Some(record)) = run_record::read("results", file) else {
+        return;
+    };
+    let Some(fields) = record.get("fields").and_then(Value::as_object) else {
+        return;
+    };
+    let words = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str().map(String::from))
+            .collect()
+    };
+    let each = fields.get("each").map(words).unwrap_or_default();
+    let engines: Vec<Vec<String>> = fields
+        .iter()
+        .filter(|(k, _)| {
+            k.strip_prefix("engine")
+                .is_some_and(|n| n.is_empty() || n.trim().parse::<u32>().is_ok())
+        })
+        .map(|(_, v)| words(v))
+        .collect();
+    check.engines(&engines, &each);
+    if let Some(dirs) = fields
+        .get("adjudication")
+        .and_then(|a| a.pointer("/tb/dirs"))
+        .and_then(Value::as_str)
+    {
+        check.tb_words(Some(&[dirs.to_string()]));
+    }
 }

@@ -426,9 +426,9 @@ pub(crate) fn check_paths(args: &TuneArgs) -> CliResult {
     if let Some(p) = &args.params {
         check.input("--params", p);
     }
-    check.engine_words(&args.each);
-    check.engine_words(&args.engine);
+    check.engine(&args.engine, &args.each);
     check.book_words(args.book.book.as_deref());
+    check.tb_words(args.adjudication.tb.as_deref());
     if let Some(dir) = args.slurm.run_dir.as_ref().filter(|_| args.slurm.slurm) {
         check.run_dir(dir);
     }

@@ -47,6 +47,13 @@ pub fn cache_dir(repo_root: &Path) -> PathBuf {
     repo_root.join("target").join("spar-builds")
 }
 
+/// The cache directory of build variants for spar run in `dir`: the one [`ensure_built`]
+/// fills, in the git repository around `dir` (`None` outside any repository, where no
+/// build can be made).
+pub fn cache_dir_for(dir: &Path) -> Option<PathBuf> {
+    toplevel(dir).ok().map(|top| cache_dir(&top))
+}
+
 /// The features part of a cache key: sorted, de-duplicated, joined with `+` (`default` if none).
 pub fn features_key(features: &[String]) -> String {
     let mut f: Vec<String> = features

@@ -448,7 +448,7 @@ pub fn load_params_file(path: &std::path::Path, params: &mut Params) -> Result<(
 }
 
 /// Splits an `args=` value on spaces, honouring double quotes.
-fn split_args(text: &str) -> Result<Vec<String>, String> {
+pub fn split_args(text: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;

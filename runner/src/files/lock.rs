@@ -6,9 +6,16 @@
 //! The lock is the operating system's advisory lock (`flock`) on a small file next to what
 //! it guards (`FILE.lock`, `RUN_DIR/coordinator.lock`): it is held by an open file, so the
 //! kernel drops it when the process ends, however it ends (`kill -9` too) — a dead process
-//! never leaves it held. The file itself stays (removing it could let two processes lock
-//! two different files); it holds the pid and command line of the last holder, for the
-//! message a refused process prints. Special files (`/dev/null`) need and get no lock.
+//! never leaves it held, and the file it leaves is harmless: the next run locks it again.
+//! It holds the pid and command line of the holder, for the message a refused process
+//! prints. Special files (`/dev/null`) need and get no lock.
+//!
+//! An output's lock file is removed when its run ends (normally, by Ctrl-C or by an
+//! error: whenever the [`Lock`] is dropped), so that no `FILE.lock` litters the user's
+//! directory. The file is unlinked while still locked, and a locker checks after `flock`
+//! that the path still names the file it locked (same device and inode), trying again
+//! if not: two processes can never hold locks on two different files of the same path.
+//! A cluster run directory's locks stay (they are files the run owns).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -17,11 +24,43 @@ use std::path::{Path, PathBuf};
 use crate::error::{CliError, CliResult};
 use crate::files::paths::with_suffix;
 
-/// A held lock; dropping it releases it.
+/// A held lock; dropping it releases it (and removes the lock file of an output).
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    file: File,
     path: PathBuf,
+    /// Remove the lock file on drop (an output's `FILE.lock`, not a run directory's).
+    remove: bool,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Unlinked while the lock is held (the file closes after this): a process that
+        // opened the old file and locks it once we let go sees that the path no longer
+        // names it, and starts over on a new one.
+        if self.remove && names(&self.path, &self.file) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether `path` names the open file `file` now (same device and inode; links followed).
+fn names(path: &Path, file: &File) -> bool {
+    match (std::fs::metadata(path), file.metadata()) {
+        (Ok(at_path), Ok(open)) => same_file(&at_path, &open),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    true
 }
 
 impl Lock {
@@ -61,7 +100,9 @@ pub fn lock_output(file: &Path, flag: &str) -> CliResult<Option<Lock>> {
     if std::fs::metadata(file).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return Ok(None);
     }
-    acquire(&lock_file_for(file), &format!("{flag} {}", file.display())).map(Some)
+    let mut lock = acquire(&lock_file_for(file), &format!("{flag} {}", file.display()))?;
+    lock.remove = true;
+    Ok(Some(lock))
 }
 
 /// [`acquire`], waiting up to `wait` for a holder that is on its way out (a shard's earlier
@@ -81,9 +122,29 @@ pub fn acquire_within(lock_file: &Path, what: &str, wait: std::time::Duration) -
 /// The words of a refusal because another process holds the lock.
 const IN_USE: &str = "is in use by another spar";
 
+/// How many times a lock is taken again when its file was removed or replaced between
+/// the open and the lock (its holder ending just then): far more than any real race needs.
+const RETRIES: usize = 100;
+
 /// Locks `lock_file` (created if missing) for this process; `what` names what it guards
-/// in the refusal (`--out games.vf`, `--run-dir /shared/r1`).
+/// in the refusal (`--out games.vf`, `--run-dir /shared/r1`). The lock file stays when the
+/// lock is dropped.
 pub fn acquire(lock_file: &Path, what: &str) -> CliResult<Lock> {
+    for _ in 0..RETRIES {
+        if let Some(lock) = try_acquire(lock_file, what)? {
+            return Ok(lock);
+        }
+    }
+    Err(CliError::failure(format!(
+        "{what}: its lock file {} keeps being removed or replaced by another process: \
+         find what removes it, then run again",
+        lock_file.display()
+    )))
+}
+
+/// One try of [`acquire`]: `None` when the file locked is no longer the one at the path
+/// (its holder removed it as it ended), to be tried again.
+fn try_acquire(lock_file: &Path, what: &str) -> CliResult<Option<Lock>> {
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -118,6 +179,9 @@ pub fn acquire(lock_file: &Path, what: &str) -> CliResult<Lock> {
             )))
         }
     }
+    if !names(lock_file, &file) {
+        return Ok(None);
+    }
     // Who holds it, for the message of a process that is refused.
     let args: Vec<String> = std::env::args().collect();
     let me = format!("pid {}: {}", std::process::id(), args.join(" "));
@@ -125,10 +189,11 @@ pub fn acquire(lock_file: &Path, what: &str) -> CliResult<Lock> {
         .set_len(0)
         .and_then(|_| file.seek(SeekFrom::Start(0)))
         .and_then(|_| file.write_all(me.as_bytes()));
-    Ok(Lock {
-        _file: file,
+    Ok(Some(Lock {
+        file,
         path: lock_file.to_path_buf(),
-    })
+        remove: false,
+    }))
 }
 
 #[cfg(test)]
@@ -159,6 +224,54 @@ mod tests {
         assert!(lock_output(Path::new("/dev/null"), "--json")
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn an_output_lock_file_is_removed_when_dropped_and_a_stale_one_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m.csv");
+        let lock = lock_output(&out, "--results").unwrap().expect("a lock");
+        assert!(lock_file_for(&out).is_file());
+        drop(lock);
+        assert!(!lock_file_for(&out).exists(), "no litter once the run ends");
+        // A lock file left by a killed holder (no one holds it): locked again and removed.
+        std::fs::write(lock_file_for(&out), "pid 1: spar match").unwrap();
+        let lock = lock_output(&out, "--results").unwrap().expect("a lock");
+        assert!(std::fs::read_to_string(lock_file_for(&out))
+            .unwrap()
+            .contains(&format!("pid {}", std::process::id())));
+        drop(lock);
+        assert!(!lock_file_for(&out).exists());
+        // A run directory's lock stays.
+        let dir_lock = dir.path().join("coordinator.lock");
+        drop(acquire(&dir_lock, "--run-dir").unwrap());
+        assert!(dir_lock.is_file());
+    }
+
+    #[test]
+    fn a_lock_on_a_file_no_longer_at_the_path_is_taken_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv.lock");
+        // The file a late locker opened, then removed by its holder before the lock.
+        let old = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(!names(&path, &old), "the path no longer names it");
+        // Replaced by a new file at the same path: not the same either.
+        std::fs::write(&path, "").unwrap();
+        assert!(!names(&path, &old));
+        let lock = acquire(&path, "--results r.csv").unwrap();
+        assert!(
+            names(&path, &lock.file),
+            "the lock is on the file at the path"
+        );
+        // Its holder's lock is seen by a second locker of the path.
+        assert!(acquire(&path, "--results r.csv").is_err());
     }
 
     #[test]

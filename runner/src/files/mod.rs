@@ -1,10 +1,11 @@
 //! Files a run reads and writes: the opening book, the match files (PGN and results CSV),
 //! training-position dumps, atomic whole-file writes, the checks of the paths a command
-//! names ([`paths`]), bounded reads of regular files ([`input`]), one writer per output
+//! names ([`paths`]) with the files engines are handed ([`engine_files`]), bounded reads of regular files ([`input`]), one writer per output
 //! ([`lock`]) and the record of what defines a resumable run ([`run_record`]).
 
 pub mod atomic;
 pub mod book;
+pub mod engine_files;
 pub mod input;
 pub mod kill_point;
 pub mod lock;

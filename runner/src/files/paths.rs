@@ -3,6 +3,10 @@
 //! every output must be writable where it is (its directory exists and takes new files, the
 //! path is not a directory).
 //!
+//! Inputs are every file the command or its engines read or run: books, data, `params=`
+//! files, engine binaries (`cmd=`, and the cache of the engines spar builds), every file an
+//! engine option or argument names, and the table files of `--tb` and `SyzygyPath`.
+//!
 //! Every command lists its inputs and outputs — derived ones too (`FILE.txt`, `FILE.idx`,
 //! the `.run.json` record of a resumable run) — in one [`PathCheck`] and calls
 //! [`PathCheck::check`]; a failure is a usage error (exit 2) naming both flags, e.g.
@@ -12,6 +16,7 @@ use std::fs::{File, Metadata};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{CliError, CliResult};
+use crate::files::engine_files;
 
 /// A file a command reads or writes, with the flag that names it.
 #[derive(Clone, Debug)]
@@ -21,6 +26,9 @@ struct Named {
     output: bool,
     /// Read back by `--resume`: must be a regular file.
     record: bool,
+    /// An input spar reads itself: must be a regular file (others, such as an engine's
+    /// binary or the files it is handed, are only never to be overwritten).
+    read: bool,
 }
 
 /// The inputs and outputs of one command.
@@ -29,6 +37,9 @@ pub struct PathCheck {
     files: Vec<Named>,
     /// Cluster run directories the command reads: every file they own is an input.
     run_dirs: Vec<PathBuf>,
+    /// The cache of the engines spar builds (`git=`, `features=`): every file in it is an
+    /// input.
+    build_cache: Option<PathBuf>,
 }
 
 impl PathCheck {
@@ -39,12 +50,26 @@ impl PathCheck {
 
     /// A file the command reads (`--book`, `params=`, `--data`, …).
     pub fn input(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
+        self.push(flag.into(), path.as_ref(), false, false);
+        self.mark_read()
+    }
+
+    /// A file the command or its engines run or read but spar does not read here (an
+    /// engine's binary, a network or table it is handed): no output may be it.
+    pub fn kept(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
         self.push(flag.into(), path.as_ref(), false, false)
     }
 
     /// A file the command writes (appends to, or replaces).
     pub fn output(&mut self, flag: impl Into<String>, path: impl AsRef<Path>) -> &mut Self {
         self.push(flag.into(), path.as_ref(), true, false)
+    }
+
+    fn mark_read(&mut self) -> &mut Self {
+        if let Some(last) = self.files.last_mut() {
+            last.read = true;
+        }
+        self
     }
 
     /// A file the command appends to and reads back to resume (`--results`, a tune
@@ -60,6 +85,7 @@ impl PathCheck {
             path: path.to_path_buf(),
             output,
             record,
+            read: false,
         });
         self
     }
@@ -88,12 +114,54 @@ impl PathCheck {
         )
     }
 
-    /// The `params=FILE` and `--book FILE` inputs in engine and book words.
-    pub fn engine_words(&mut self, words: &[String]) -> &mut Self {
-        for w in words {
-            if let Some(file) = w.strip_prefix("params=") {
-                self.input("--engine params=", file);
-            }
+    /// Every file of every engine (`--engine` words over the `--each` words; the `--each`
+    /// words alone when no engine is given): see [`PathCheck::engine`].
+    pub fn engines(&mut self, engines: &[Vec<String>], each: &[String]) -> &mut Self {
+        if engines.is_empty() {
+            return self.engine(&[], each);
+        }
+        for words in engines {
+            self.engine(words, each);
+        }
+        self
+    }
+
+    /// Every file one engine's words name ([`engine_files::of`]): the `params=` file it
+    /// reads, the binary `cmd=` runs, the files its options and arguments name, the table
+    /// files of its `SyzygyPath`, and the build cache of a `git=` / `features=` engine.
+    pub fn engine(&mut self, words: &[String], each: &[String]) -> &mut Self {
+        let files = engine_files::of(words, each);
+        for (flag, path) in files.read {
+            self.input(flag, path);
+        }
+        for (flag, path) in files.kept {
+            self.kept(flag, path);
+        }
+        if files.built {
+            self.builds();
+        }
+        self
+    }
+
+    /// The command may build engines (`git=`, `features=`, or the `track` build of `spar
+    /// report`): no output may be in the cache where they are kept, of the git repository
+    /// spar runs in.
+    pub fn builds(&mut self) -> &mut Self {
+        if self.build_cache.is_none() {
+            self.build_cache = std::env::current_dir()
+                .ok()
+                .and_then(|d| crate::engines::git_build::cache_dir_for(&d))
+                .map(|c| c.canonicalize().unwrap_or_else(|_| where_made(&c)));
+        }
+        self
+    }
+
+    /// The table files (`*.rtbw`, `*.rtbz`) of `--tb DIRS [KEY=VALUE…]` (directories
+    /// separated by `:`): no output may be one of them.
+    pub fn tb_words(&mut self, words: Option<&[String]>) -> &mut Self {
+        let dirs = words.and_then(|w| w.first()).map_or("", String::as_str);
+        for file in engine_files::table_files(dirs, None) {
+            self.kept("--tb", file);
         }
         self
     }
@@ -119,7 +187,7 @@ impl PathCheck {
     /// format guess, then the parse), and a directory is no file. A missing input is left
     /// to its reader, whose message names it.
     pub fn inputs(&self) -> CliResult {
-        for f in self.files.iter().filter(|f| !f.output) {
+        for f in self.files.iter().filter(|f| f.read) {
             if std::fs::metadata(&f.path).is_ok() {
                 crate::files::input::regular(&f.path, &f.flag)?;
             }
@@ -132,6 +200,15 @@ impl PathCheck {
     pub fn collisions(&self) -> CliResult {
         for f in self.files.iter().filter(|f| f.output) {
             let at = resolved(&f.path);
+            if let Some(cache) = self.build_cache.as_ref().filter(|c| at.starts_with(c)) {
+                return Err(CliError::usage(format!(
+                    "{} {} is in {}, where spar keeps the engines it builds (--engine git= or \
+                     features=): give a path outside it",
+                    f.flag,
+                    f.path.display(),
+                    cache.display()
+                )));
+            }
             for dir in &self.run_dirs {
                 if let Some(what) = at
                     .strip_prefix(dir)
@@ -358,6 +435,41 @@ mod tests {
         c.output("--json", "/dev/null")
             .output("--pgnout", "/dev/null");
         assert!(c.check().is_ok(), "devices are not collisions");
+    }
+
+    #[test]
+    fn engine_files_are_inputs_never_overwritten_nor_read_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let eng = dir.path().join("eng");
+        std::fs::write(&eng, "binary").unwrap();
+        let words = vec![format!("cmd={}", eng.display())];
+        let mut c = PathCheck::new();
+        c.engine(&words, &[]).output("--out", &eng);
+        let err = c.check().unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(
+            err.message
+                .ends_with("is also the --engine cmd= file: give them different names"),
+            "{}",
+            err.message
+        );
+        // A file an engine is handed is not read by spar: a directory there is no error
+        // of the check (the engine's own start or option says what is wrong).
+        let mut c = PathCheck::new();
+        c.kept("--engine option.X=", dir.path())
+            .output("--out", dir.path().join("o"));
+        assert!(c.check().is_ok());
+        // The build cache: no output inside it.
+        let mut c = PathCheck::new();
+        c.output("--json", dir.path().join("cache/x.json"));
+        c.build_cache = Some(where_made(&dir.path().join("cache/.")));
+        let err = c.collisions().unwrap_err();
+        assert!(
+            err.message
+                .contains("where spar keeps the engines it builds"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
