@@ -456,6 +456,7 @@ fn unit(format: Format) -> &'static str {
 
 /// What defines a datagen run for `--resume` (not the target, the concurrency or --quiet).
 fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
+    use serde_json::Value::Null;
     let f = &plan.filter;
     vec![
         Field::new("nodes", "--nodes", args.nodes.into()),
@@ -466,16 +467,21 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             "--opening-limit",
             args.opening_limit.into(),
         ),
-        // The book by its bytes (a new key: an older record's path is not compared).
+        // The book by its bytes; a record of an older spar may hold its path.
         match &args.book {
-            Some(b) => Field::new(
-                "book by content",
-                "--book",
-                super::words_by_content(&[b.display().to_string()], true)
-                    .and_then(|w| w.into_iter().next())
-                    .into(),
-            ),
-            None => Field::new("book", "--book", Option::<String>::None.into()),
+            Some(b) => {
+                let path = b.display().to_string();
+                Field::input(
+                    "book by content",
+                    "--book",
+                    super::words_by_content(std::slice::from_ref(&path), true)
+                        .and_then(|w| w.into_iter().next())
+                        .into(),
+                    path.clone().into(),
+                )
+                .or_older("book", path.into())
+            }
+            None => Field::input("book", "--book", Null, Null).or_older("book by content", Null),
         },
         Field::new("dfrc", "--dfrc", args.dfrc.into()),
         Field::new(
@@ -499,10 +505,11 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
         ),
         Field::new("hash", "--hash", args.hash.into()),
         Field::new("eval", "--eval", args.eval.clone().into()),
-        Field::new(
+        Field::input(
             "eval-file-sha256",
             "--eval-file",
             plan.net_sha256.clone().into(),
+            net_file(args).map(|f| f.display().to_string()).into(),
         ),
     ]
 }

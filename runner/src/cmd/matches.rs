@@ -569,31 +569,15 @@ fn has_rows(path: &Path) -> bool {
 /// the plan, and which files it writes (not the concurrency, the number of games or the
 /// failure policy, which may change between sessions).
 pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
+    // Files by their bytes (engine executables, parameter files, networks, the book).
     let mut fields: Vec<Field> = plan
         .engines
         .iter()
         .enumerate()
-        .map(|(i, e)| match super::words_by_content(&e.words, false) {
-            // Files by their bytes (a new key: an older record's paths are not compared).
-            Some(w) => Field::new(
-                &format!("engine {} by content", i + 1),
-                "--engine",
-                json(&w),
-            ),
-            None => Field::new(&format!("engine {}", i + 1), "--engine", json(&e.words)),
-        })
+        .map(|(i, e)| super::engine_field(&format!("engine {}", i + 1), "--engine", &e.words))
         .collect();
     fields.push(Field::new("seed", "--seed", plan.seed.into()));
-    fields.push(
-        match plan
-            .book
-            .as_deref()
-            .and_then(|b| super::words_by_content(b, true))
-        {
-            Some(w) => Field::new("book by content", "--book", json(&w)),
-            None => Field::new("book", "--book", json(&plan.book)),
-        },
-    );
+    fields.push(super::book_field(plan.book.as_deref()));
     fields.push(Field::new(
         "adjudication",
         "--resign/--draw/--maxmoves/--tb",

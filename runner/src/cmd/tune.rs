@@ -325,19 +325,17 @@ pub(crate) fn setup(args: &TuneArgs) -> CliResult<Setup> {
             Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
             Field::new("delay", "--delay", args.delay.into()),
             Field::new("seed", "--seed", plan.seed.into()),
-            // Files by their bytes (new keys: an older record's paths are not compared).
-            match super::words_by_content(&plan.engines[0].words, false) {
-                Some(w) => Field::new("each by content", "--each", w.into()),
-                None => Field::new("each", "--each", plan.engines[0].words.clone().into()),
-            },
-            match plan
-                .book
-                .as_deref()
-                .and_then(|b| super::words_by_content(b, true))
-            {
-                Some(w) => Field::new("book by content", "--book", w.into()),
-                None => Field::new("book", "--book", plan.book.clone().into()),
-            },
+            // Files by their bytes (executables, parameter files, networks, the book).
+            super::engine_field(
+                "each",
+                if args.engine.is_empty() {
+                    "--each"
+                } else {
+                    "--engine"
+                },
+                &plan.engines[0].words,
+            ),
+            super::book_field(plan.book.as_deref()),
             Field::new(
                 "adjudication",
                 "--resign/--draw/--maxmoves/--tb",

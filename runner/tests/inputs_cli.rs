@@ -1,0 +1,256 @@
+//! Issue 33, through the binary: `--resume` refuses a run whose inputs differ from the
+//! first session's (books, engine executables, parameter files, networks), for match,
+//! sprt, tune and datagen, while records of older spars still resume when nothing
+//! differs.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn p(path: &Path) -> String {
+    path_str(path).to_string()
+}
+
+/// Two openings, as an EPD book.
+const BOOK: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+                    rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n";
+
+/// The fix every input refusal ends with.
+fn fix(flag: &str) -> String {
+    format!("resume with the run's own inputs, or start a new {flag}")
+}
+
+/// The issue's example: a tune started without a book, resumed with `--book`, is refused
+/// and its files stay as they were; the other way round too; the same inputs resume.
+#[test]
+fn a_tune_resumed_with_another_book_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("book.epd"), BOOK).unwrap();
+    let tune = |extra: &str| {
+        run_in(
+            dir.path(),
+            &words(&format!(
+                "tune --no-verify --param rfp_margin --each nodes=300 --pairs-per-iteration 1 \
+                 --concurrency 1 --quiet --csv t.csv {extra}"
+            )),
+        )
+    };
+    ok(&tune("--iterations 2"));
+    let csv = dir.path().join("t.csv");
+    let record = dir.path().join("t.csv.run.json");
+    let (before, record_before) = (bytes(&csv), bytes(&record));
+    let o = tune("--iterations 2 --resume --book book.epd");
+    usage_error(
+        &o,
+        &format!(
+            "--resume: --book differs from the run's (none in t.csv.run.json, book.epd now): {}",
+            fix("--csv")
+        ),
+    );
+    assert_eq!(bytes(&csv), before, "the trajectory changed");
+    assert_eq!(bytes(&record), record_before, "the run record changed");
+    // The same inputs go on (the run is complete: nothing is added).
+    ok(&tune("--iterations 2 --resume"));
+    assert_eq!(bytes(&csv), before);
+
+    // Started with a book: resumed without it, or with other bytes, is refused.
+    std::fs::remove_file(&csv).unwrap();
+    ok(&tune("--iterations 2 --book book.epd"));
+    usage_error(
+        &tune("--iterations 2 --resume"),
+        "--resume: --book differs from the run's (sha256 ",
+    );
+    std::fs::write(dir.path().join("book.epd"), BOOK.replace("4P3", "2P5")).unwrap();
+    usage_error(
+        &tune("--iterations 2 --resume --book book.epd"),
+        "--resume: --book book.epd differs from the run's (sha256 ",
+    );
+}
+
+/// An external engine is pinned by the bytes of the executable the launcher starts (a
+/// path, or a name found on PATH), so a resume after it changed is refused for match and
+/// sprt; a `params=` file edited between sessions is refused for tune.
+#[test]
+fn a_resume_with_a_changed_engine_or_parameter_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(env!("CARGO_BIN_EXE_spar"), d.join("eng")).unwrap();
+    let game = |command: &str, cmd: &str, games: u32, resume: &str| {
+        let mut c = spar();
+        c.current_dir(d)
+            .env(
+                "PATH",
+                format!("{}:{}", p(d), std::env::var("PATH").unwrap_or_default()),
+            )
+            .args(words(&format!(
+                "{command} --engine name=a cmd={cmd} args=uci --engine name=b --each nodes=300 \
+                 --concurrency 1 --quiet --games {games} --results r.csv {resume}"
+            )));
+        c.output().unwrap()
+    };
+    ok(&game("match", "./eng", 2, ""));
+    ok(&game("match", "./eng", 4, "--resume"));
+    assert_eq!(lines_in(&d.join("r.csv")), 5);
+    // The engine rebuilt between sessions.
+    let mut exe = std::fs::read(d.join("eng")).unwrap();
+    exe.extend_from_slice(b"\0rebuilt");
+    std::fs::write(d.join("eng"), &exe).unwrap();
+    let before = bytes(&d.join("r.csv"));
+    usage_error(
+        &game("match", "./eng", 6, "--resume"),
+        "--resume: --engine cmd=./eng differs from the run's (sha256 ",
+    );
+    assert!(
+        stderr(&game("match", "./eng", 6, "--resume"))
+            .ends_with(&format!("{}\n", fix("--results"))),
+        "the fix is named"
+    );
+    assert_eq!(bytes(&d.join("r.csv")), before);
+
+    // sprt, the engine a script found on PATH.
+    let script = d.join("myengine");
+    let spar = env!("CARGO_BIN_EXE_spar");
+    std::fs::write(&script, format!("#!/bin/sh\nexec {spar} \"$@\"\n")).unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    std::fs::remove_file(d.join("r.csv")).unwrap();
+    ok(&game("sprt", "myengine", 2, ""));
+    ok(&game("sprt", "myengine", 4, "--resume"));
+    std::fs::write(&script, format!("#!/bin/sh\n# v2\nexec {spar} \"$@\"\n")).unwrap();
+    usage_error(
+        &game("sprt", "myengine", 6, "--resume"),
+        "--resume: --engine cmd=myengine differs from the run's (sha256 ",
+    );
+
+    // tune: a params= file of --each edited between sessions.
+    std::fs::write(d.join("p.txt"), "futility_margin, 90\n").unwrap();
+    let tune = |extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "tune --no-verify --param rfp_margin --each nodes=300 params=p.txt \
+                 --pairs-per-iteration 1 --concurrency 1 --quiet --csv t.csv {extra}"
+            )),
+        )
+    };
+    ok(&tune("--iterations 2"));
+    std::fs::write(d.join("p.txt"), "futility_margin, 95\n").unwrap();
+    usage_error(
+        &tune("--iterations 2 --resume"),
+        "--resume: --each params=p.txt differs from the run's (sha256 ",
+    );
+    std::fs::write(d.join("p.txt"), "futility_margin, 90\n").unwrap();
+    ok(&tune("--iterations 2 --resume"));
+}
+
+/// datagen: another `--eval-file` or `--book` than the run's is refused.
+#[test]
+fn a_datagen_resume_with_another_network_or_book_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("book.epd"), BOOK).unwrap();
+    let net = engine::nnue::placeholder::material_network(16).to_bytes();
+    std::fs::write(d.join("n.nnue"), &net).unwrap();
+    let datagen = |extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "datagen --out g.vf --quiet --concurrency 1 --nodes 300 {extra}"
+            )),
+        )
+    };
+    ok(&datagen("--games 1"));
+    let before = bytes(&d.join("g.vf"));
+    usage_error(
+        &datagen("--games 2 --resume --book book.epd"),
+        &format!(
+            "--resume: --book differs from the run's (none in g.vf.run.json, book.epd now): {}",
+            fix("--out")
+        ),
+    );
+    usage_error(
+        &datagen("--games 2 --resume --eval-file n.nnue"),
+        "--resume: --eval-file differs from the run's (none in g.vf.run.json, n.nnue with sha256 ",
+    );
+    assert_eq!(bytes(&d.join("g.vf")), before);
+    // Started with both: another net's bytes are refused; the same ones go on.
+    std::fs::remove_file(d.join("g.vf")).unwrap();
+    ok(&datagen("--games 1 --book book.epd --eval-file n.nnue"));
+    let mut other = engine::nnue::network::Network::from_bytes(&net).unwrap();
+    other.feature_weights[0] ^= 1;
+    std::fs::write(d.join("m.nnue"), other.to_bytes()).unwrap();
+    usage_error(
+        &datagen("--games 2 --resume --book book.epd --eval-file m.nnue"),
+        "--resume: --eval-file differs from the run's (sha256 ",
+    );
+    ok(&datagen(
+        "--games 2 --resume --book book.epd --eval-file n.nnue",
+    ));
+}
+
+/// A record written before executables were pinned (an older spar: the engine's words as
+/// given, no newer fields) resumes when nothing differs, and is still checked.
+#[test]
+fn a_record_of_an_older_spar_resumes_when_nothing_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(env!("CARGO_BIN_EXE_spar"), d.join("eng")).unwrap();
+    let game = |games: u32, extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "match --engine name=a cmd=./eng args=uci --engine name=b --each nodes=300 \
+                 --concurrency 1 --quiet --games {games} --results r.csv {extra}"
+            )),
+        )
+    };
+    ok(&game(2, ""));
+    // Rewrite the record as an older spar wrote it.
+    let path = d.join("r.csv.run.json");
+    let mut record: serde_json::Value = json(&path);
+    let fields = record["fields"].as_object_mut().unwrap();
+    let pinned = fields
+        .remove("engine 1 by content")
+        .expect("the engine is pinned");
+    let plain: Vec<String> = pinned
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let w = w.as_str().unwrap();
+            if w.starts_with("cmd=") {
+                "cmd=./eng".to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    fields.insert("engine 1".into(), serde_json::json!(plain));
+    fields.remove("dump-positions");
+    std::fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
+    ok(&game(4, "--resume"));
+    assert_eq!(lines_in(&d.join("r.csv")), 5);
+    // The same old record is still checked: another seed, or a book it did not have.
+    fields_as_before(&path, &record);
+    usage_error(
+        &game(6, "--resume --seed 9"),
+        "--seed 9 differs from the run in",
+    );
+    std::fs::write(d.join("book.epd"), BOOK).unwrap();
+    usage_error(
+        &game(6, "--resume --book book.epd"),
+        "--resume: --book differs from the run's (none in r.csv.run.json, book.epd now)",
+    );
+}
+
+/// Writes `record` back to `path` (the resume rewrote it in the current form).
+fn fields_as_before(path: &Path, record: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_string_pretty(record).unwrap()).unwrap();
+}
