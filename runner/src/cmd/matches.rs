@@ -101,6 +101,13 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
     })
 }
 
+/// Checks the arguments of a match as [`run`] does before its first game (the plan: engines,
+/// games, book, adjudication, SPRT bounds), playing nothing: what `spar tune` checks of its
+/// verification SPRT before the tune's first game.
+pub fn check(args: &MatchArgs, is_sprt: bool) -> CliResult {
+    plan(args, is_sprt).map(|_| ())
+}
+
 /// Runs `spar match` (`is_sprt = false`) or `spar sprt`; with `--slurm`, as the coordinator
 /// of a cluster run.
 pub fn run(args: MatchArgs, is_sprt: bool) -> CliResult {

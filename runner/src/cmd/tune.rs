@@ -425,6 +425,11 @@ fn local(args: TuneArgs) -> CliResult {
     };
     let started = Instant::now();
     let mut s = setup(&args)?;
+    check_verification(&args, &s)?;
+    if args.probe {
+        // Before any build or engine start, as every other option.
+        tune::probe::check_games(args.probe_games)?;
+    }
     if matches!(s.run.variants[0].source, Source::Build { .. }) {
         s.run.build_variants(args.run.quiet)?;
     }
@@ -449,7 +454,8 @@ fn local(args: TuneArgs) -> CliResult {
     let mut history = vec![tuner.start_row()];
     let mut session_extra = serde_json::Map::new();
     if let Some(path) = &args.csv {
-        if args.resume {
+        // An empty trajectory has nothing to continue: the run starts afresh.
+        if args.resume && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             run_record::check_resume("--csv", path, &s.fields, quiet)?;
             let (t, rows) = Trajectory::resume(path, &s.names).map_err(CliError::usage)?;
             tuner = s.resumed(&rows);
@@ -786,6 +792,57 @@ enum SprtSub {
 
 /// Runs `spar sprt` with these arguments (without the program name).
 pub(crate) fn run_sprt(argv: &[String]) -> CliResult {
+    super::matches::run(parse_sprt(argv)?, true)
+}
+
+/// Checks the verification SPRT's options (`--verify-*` with the tune's engine, book and
+/// adjudication) before the tune's first game, as the SPRT at its end will read them: the
+/// same arguments with the start values where the tuned ones will be (both lie in every
+/// parameter's range). Nothing to check with `--no-verify` or `--probe`.
+pub(crate) fn check_verification(args: &TuneArgs, s: &Setup) -> CliResult {
+    if args.verify.no_verify || args.probe {
+        return Ok(());
+    }
+    let start: Vec<(String, i64)> = s
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.start.round() as i64))
+        .collect();
+    let parsed = parse_sprt(&verify_argv(args, s, &start))?;
+    super::matches::check(&parsed, true).map_err(|e| {
+        CliError::usage(format!(
+            "the verification SPRT's options: {} (or --no-verify to skip it)",
+            verify_words(&e.message, &args.verify)
+        ))
+    })
+}
+
+/// A message of `spar sprt` in the words of the tune's options: the SPRT's bounds are
+/// `--verify-elo0/--verify-elo1`, its engine words `--verify-each`'s, its `--games`
+/// `--verify-games`.
+fn verify_words(message: &str, v: &VerifyArgs) -> String {
+    let (head, rest) = message.split_once(": ").unwrap_or(("", message));
+    let head = if head.starts_with("SPRT ") {
+        format!(
+            "--verify-elo0 {} --verify-elo1 {}",
+            v.verify_elo0.unwrap_or(0.0),
+            v.verify_elo1.unwrap_or(5.0)
+        )
+    } else if head.starts_with("--engine ") && !v.verify_each.is_empty() {
+        format!("--verify-each {}", v.verify_each.join(" "))
+    } else {
+        head.replace("--games", "--verify-games")
+    };
+    let rest = rest.replace("--games", "--verify-games");
+    if head.is_empty() {
+        rest
+    } else {
+        format!("{head}: {rest}")
+    }
+}
+
+/// `spar sprt`'s arguments (without the program name), parsed.
+fn parse_sprt(argv: &[String]) -> CliResult<super::matches::MatchArgs> {
     use clap::Parser;
     let parsed = SprtCommand::try_parse_from(
         std::iter::once("spar".to_string()).chain(argv.iter().cloned()),
@@ -801,7 +858,7 @@ pub(crate) fn run_sprt(argv: &[String]) -> CliResult {
         ))
     })?;
     let SprtSub::Sprt(args) = parsed.sprt;
-    super::matches::run(args, true)
+    Ok(args)
 }
 
 /// The verdict in a verification's JSON summary: the summary object, or `None` when the
