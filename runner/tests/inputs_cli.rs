@@ -1,11 +1,14 @@
 //! Issue 33, through the binary: `--resume` refuses a run whose inputs differ from the
 //! first session's (books, engine executables, parameter files, networks), for match,
 //! sprt, tune and datagen, while records of older spars still resume when nothing
-//! differs.
+//! differs; a tune checks its verification's options before its first game; `spar merge`
+//! refuses an option the run cannot honour; `spar status` shows an empty tune or match
+//! file as what its run record says it is.
 
 mod common;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use common::*;
 
@@ -253,4 +256,167 @@ fn a_record_of_an_older_spar_resumes_when_nothing_differs() {
 /// Writes `record` back to `path` (the resume rewrote it in the current form).
 fn fields_as_before(path: &Path, record: &serde_json::Value) {
     std::fs::write(path, serde_json::to_string_pretty(record).unwrap()).unwrap();
+}
+
+/// A bad verification option (`--verify-*`) is refused before the tune's first game: exit
+/// 2 at once, no trajectory written; `--no-verify` skips the check with the SPRT.
+#[test]
+fn bad_verification_options_are_refused_before_the_first_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = d.join("t.csv");
+    let tune = |extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "tune --param rfp_margin --each nodes=300 --pairs-per-iteration 1 \
+                 --concurrency 1 --quiet --csv t.csv {extra}"
+            )),
+        )
+    };
+    for (extra, needle) in [
+        (
+            "--verify-elo0 5 --verify-elo1 5",
+            "the verification SPRT's options: --verify-elo0 5 --verify-elo1 5: elo0 (5) must be less than elo1 (5)",
+        ),
+        (
+            "--verify-elo0 3 --verify-elo1 1",
+            "--verify-elo0 3 --verify-elo1 1: elo0 (3) must be less than elo1 (1)",
+        ),
+        (
+            "--verify-each tc=garbage",
+            "the verification SPRT's options: --verify-each tc=garbage: bad tc 'garbage'",
+        ),
+        ("--verify-each nodes=-3", "--verify-each nodes=-3: "),
+        (
+            "--verify-games 0",
+            "the verification SPRT's options: --verify-games must be at least 2",
+        ),
+        ("--verify-games 3", "--verify-games 3 is odd"),
+    ] {
+        let started = Instant::now();
+        let o = tune(&format!("--iterations 30 {extra}"));
+        usage_error(&o, needle);
+        assert!(stderr(&o).contains("--no-verify"), "{extra}: the way out");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{extra}: refused only after {:?}",
+            started.elapsed()
+        );
+        assert!(!csv.exists(), "{extra}: a trajectory was written");
+    }
+    // --no-verify: nothing of the verification is checked, or played.
+    let o = tune("--no-verify --verify-games 3 --iterations 1");
+    ok(&o);
+    assert!(csv.exists());
+}
+
+/// `spar merge RUN_DIR` refuses an output option the run cannot honour (the issue's
+/// example: `--results` of a tune; `--json` and `--pgnout` of a tune or datagen, and
+/// `--pgnout` of a match planned without it), before it writes anything.
+#[test]
+fn merge_refuses_an_option_the_run_cannot_honour() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plan = |line: &str| {
+        let o = spar()
+            .current_dir(d)
+            .env("PATH", "/nonexistent")
+            .args(words(&format!("{line} --slurm --plan-only --shards 1")))
+            .output()
+            .unwrap();
+        ok(&o);
+    };
+    plan(
+        "tune --no-verify --param rfp_margin --each nodes=300 --pairs-per-iteration 1 \
+         --iterations 2 --run-dir tune --csv t.csv",
+    );
+    plan("datagen --nodes 300 --games 2 --run-dir gen --out g.vf");
+    plan("match --engine name=a --engine name=b --each nodes=300 --games 2 --run-dir m --results m.csv");
+    let merge = |args: &str| run_in(d, &words(&format!("merge {args}")));
+    for (args, needle) in [
+        (
+            "tune --results x.csv",
+            "--results is not an output of a tune run (tune's tune writes its own --csv and --out): leave it out",
+        ),
+        ("tune --json x.json", "--json is not an output of a tune run"),
+        ("tune --pgnout x.pgn", "--pgnout is not an output of a tune run"),
+        (
+            "gen --results x.csv",
+            "--results is not an output of a datagen run (gen's datagen writes its own --out): leave it out",
+        ),
+        (
+            "m --pgnout x.pgn",
+            "--pgnout: m's match was planned without --pgnout, so its shards keep no games: leave it out",
+        ),
+    ] {
+        usage_error(&merge(args), needle);
+        for f in ["x.csv", "x.json", "x.pgn", "t.csv", "g.vf", "m.csv"] {
+            assert!(!d.join(f).exists(), "merge {args} wrote {f}");
+        }
+    }
+    // What a match can honour is merged.
+    ok(&merge("m --results x.csv --json x.json"));
+    assert!(d.join("x.csv").exists() && d.join("x.json").exists());
+}
+
+/// `spar status` of a tune's --csv that holds no line yet (its run record says it is a
+/// tune) shows the tune: its parameters, 0 iterations; a results CSV with its record but
+/// no game shows the match's engines. `--resume` of the empty tune starts it.
+#[test]
+fn status_of_an_empty_tune_or_match_file_shows_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tune = |extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "tune --no-verify --param rfp_margin --param lmr_base --each nodes=300 \
+                 --pairs-per-iteration 1 --iterations 2 --concurrency 1 --quiet --csv t.csv {extra}"
+            )),
+        )
+    };
+    ok(&tune(""));
+    std::fs::write(d.join("t.csv"), "").unwrap();
+    let status = ok(&run_in(d, &["status", "t.csv"]));
+    assert!(status.starts_with("Tune t.csv\n"), "{status}");
+    assert!(
+        status.contains(
+            "Iterations: 0/2 (0.0 %), 0 games; 1 pairs (2 games) per iteration, 2 parameters"
+        ),
+        "{status}"
+    );
+    for name in ["rfp_margin", "lmr_base"] {
+        assert!(
+            status.lines().any(|l| l.starts_with(name)),
+            "{name} in {status}"
+        );
+    }
+    assert!(!status.contains(" vs "), "{status}");
+    // The empty trajectory resumes as a new run.
+    ok(&tune("--resume"));
+    assert_eq!(
+        lines_in(&d.join("t.csv")),
+        4,
+        "header, start and two iterations"
+    );
+
+    // A match's results with its record but no game: its engines.
+    ok(&run_in(
+        d,
+        &words(
+            "match --engine name=dev --engine name=base --each nodes=300 --games 2 \
+             --concurrency 1 --quiet --results r.csv",
+        ),
+    ));
+    let header = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    let header = header.lines().next().unwrap().to_string() + "\n";
+    for text in ["", header.as_str()] {
+        std::fs::write(d.join("r.csv"), text).unwrap();
+        let status = ok(&run_in(d, &["status", "r.csv"]));
+        assert!(
+            status.starts_with("Results r.csv: dev vs base\n"),
+            "{text:?}: {status}"
+        );
+    }
 }
