@@ -237,6 +237,8 @@ fn a_record_of_an_older_spar_resumes_when_nothing_differs() {
         .collect();
     fields.insert("engine 1".into(), serde_json::json!(plain));
     fields.remove("dump-positions");
+    fields.remove("tb tables");
+    record["spar_run"] = 1.into();
     std::fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
     ok(&game(4, "--resume"));
     assert_eq!(lines_in(&d.join("r.csv")), 5);
@@ -251,6 +253,71 @@ fn a_record_of_an_older_spar_resumes_when_nothing_differs() {
         &game(6, "--resume --book book.epd"),
         "--resume: --book differs from the run's (none in r.csv.run.json, book.epd now)",
     );
+}
+
+/// The `--tb` tables are pinned by name and size (as a `--slurm` manifest pins them): a
+/// table gone between sessions is refused for match and datagen; a record of version 1
+/// (before tables were pinned) resumes.
+#[test]
+fn a_resume_with_other_tables_is_refused() {
+    let Some(tables) = syzygy_tables("a_resume_with_other_tables_is_refused") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tb = d.join("tb");
+    std::fs::create_dir(&tb).unwrap();
+    for entry in std::fs::read_dir(&tables).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tb.join(entry.file_name())).unwrap();
+    }
+    let game = |games: u32, extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "match --engine name=a --engine name=b --each nodes=200 --maxmoves 20 --quiet \
+                 --concurrency 1 --games {games} --results r.csv --tb tb {extra}"
+            )),
+        )
+    };
+    let datagen = |games: u32, extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "datagen --nodes 200 --quiet --concurrency 1 --games {games} --out g.vf --tb tb {extra}"
+            )),
+        )
+    };
+    ok(&game(2, ""));
+    ok(&datagen(1, ""));
+    ok(&game(4, "--resume"));
+    // A record of version 1 (no tables in it) resumes: that spar did not pin them.
+    let path = d.join("r.csv.run.json");
+    let mut record = json(&path);
+    record["spar_run"] = 1.into();
+    record["fields"]
+        .as_object_mut()
+        .unwrap()
+        .remove("tb tables");
+    fields_as_before(&path, &record);
+    ok(&game(6, "--resume"));
+    let kbnk = ["KBNvK.rtbw", "KBNvK.rtbz"];
+    for f in kbnk {
+        std::fs::remove_file(tb.join(f)).unwrap();
+    }
+    usage_error(
+        &game(8, "--resume"),
+        "--resume: --tb differs from the run's (sha256 ",
+    );
+    usage_error(
+        &datagen(2, "--resume"),
+        "--resume: --tb differs from the run's (sha256 ",
+    );
+    for f in kbnk {
+        std::fs::copy(tables.join(f), tb.join(f)).unwrap();
+    }
+    ok(&game(8, "--resume"));
+    ok(&datagen(2, "--resume"));
 }
 
 /// Writes `record` back to `path` (the resume rewrote it in the current form).

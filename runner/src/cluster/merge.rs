@@ -260,8 +260,17 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         // The record a local run keeps beside its CSV, so that `spar status` (and a local
         // `--resume`) know the plan: the number of pairs, the SPRT.
         let dump = spec_of(outputs.files.dump_positions.as_deref())?;
-        let fields =
-            crate::cmd::matches::record_fields(plan, files.pgnout.is_some(), dump.as_ref());
+        let tables: Vec<(PathBuf, u64)> = manifest
+            .tablebases
+            .iter()
+            .map(|t| (t.path.clone(), t.size))
+            .collect();
+        let fields = crate::cmd::matches::record_fields(
+            plan,
+            files.pgnout.is_some(),
+            dump.as_ref(),
+            &tables,
+        );
         let mut extra = serde_json::Map::new();
         extra.insert("pgn_start".into(), 0.into());
         extra.insert(

@@ -494,6 +494,16 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
                     serde_json::to_value(t).expect("json")
                 }),
         ),
+        super::tables_field(
+            &super::table_files(
+                plan.game.tablebase.as_ref(),
+                std::slice::from_ref(&plan.game.variant),
+            ),
+            plan.game
+                .tablebase
+                .as_ref()
+                .map_or("option.SyzygyPath", |t| t.dirs.as_str()),
+        ),
         Field::new("format", "--format", plan.format.name().into()),
         Field::new("min-ply", "--min-ply", f.min_ply.into()),
         Field::new("max-score", "--max-score", f.max_score.into()),

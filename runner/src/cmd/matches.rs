@@ -278,7 +278,13 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
     // Before the plan: building it reads the engines' parameter files and the book.
     let dump_spec = checked_paths(&args)?;
     let (plan, mut run) = plan(&args, is_sprt)?;
-    let fields = record_fields(&plan, args.files.pgnout.is_some(), dump_spec.as_ref());
+    let tables = super::table_files(plan.adjudication.tb.as_ref(), &run.variants);
+    let fields = record_fields(
+        &plan,
+        args.files.pgnout.is_some(),
+        dump_spec.as_ref(),
+        &tables,
+    );
     let stored = match &args.files.results {
         Some(r) if args.files.resume && has_rows(r) => {
             run_record::check_resume("--results", r, &fields, quiet)?
@@ -573,9 +579,15 @@ fn has_rows(path: &Path) -> bool {
 }
 
 /// What defines a match for `--resume`: the engines, seed, book, adjudication and SPRT of
-/// the plan, and which files it writes (not the concurrency, the number of games or the
-/// failure policy, which may change between sessions).
-pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
+/// the plan, the Syzygy table files it probes (`tables`: path and size), and which files it
+/// writes (not the concurrency, the number of games or the failure policy, which may change
+/// between sessions).
+pub fn record_fields(
+    plan: &MatchPlan,
+    pgnout: bool,
+    dump: Option<&DumpSpec>,
+    tables: &[(PathBuf, u64)],
+) -> Vec<Field> {
     // Files by their bytes (engine executables, parameter files, networks, the book).
     let mut fields: Vec<Field> = plan
         .engines
@@ -590,6 +602,12 @@ pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) ->
         "--resign/--draw/--maxmoves/--tb",
         json(&plan.adjudication),
     ));
+    let shown = plan
+        .adjudication
+        .tb
+        .as_ref()
+        .map_or("option.SyzygyPath", |t| t.dirs.as_str());
+    fields.push(super::tables_field(tables, shown));
     fields.push(Field::new(
         "sprt",
         "--elo0/--elo1/--alpha/--beta/--model",

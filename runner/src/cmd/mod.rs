@@ -119,6 +119,50 @@ pub(crate) fn engine_field(key: &str, flag: &str, words: &[String]) -> Field {
     }
 }
 
+/// The Syzygy table files a run probes, with their sizes: `--tb`'s (`rule`) and the engines'
+/// own (`option.SyzygyPath`), as a `--slurm` manifest pins them.
+pub(crate) fn table_files(
+    rule: Option<&crate::play::tablebase::TablebaseRule>,
+    variants: &[crate::engines::variant::Variant],
+) -> Vec<(PathBuf, u64)> {
+    let mut files = rule.map(|t| t.files()).unwrap_or_default();
+    for t in variants.iter().filter_map(|v| v.tablebases.as_ref()) {
+        files.extend(t.files());
+    }
+    files
+}
+
+/// The record field of the Syzygy tables a run probes (`files`: path and size; `shown`, the
+/// option that names them): one `tables=sha256:HEX` of their names and sizes, pinned as a
+/// `--slurm` manifest pins them (full sets are terabytes: too big to hash each run), `null`
+/// without tables. Records before version 2 lack it.
+pub(crate) fn tables_field(files: &[(PathBuf, u64)], shown: &str) -> Field {
+    use sha2::{Digest, Sha256};
+    if files.is_empty() {
+        return Field::input("tb tables", "--tb", Value::Null, Value::Null).since(2);
+    }
+    let mut lines: Vec<String> = files
+        .iter()
+        .map(|(p, size)| {
+            let name = p.file_name().unwrap_or(p.as_os_str()).to_string_lossy();
+            format!("{name} {size}\n")
+        })
+        .collect();
+    lines.sort();
+    lines.dedup();
+    let hex: String = Sha256::digest(lines.concat().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Field::input(
+        "tb tables",
+        "--tb",
+        json!(format!("tables=sha256:{hex}")),
+        json!(format!("{shown} ({} table files)", lines.len())),
+    )
+    .since(2)
+}
+
 /// The record field of a run's `--book` words (`None`: the built-in book): by content
 /// (key `book by content`), or `null` (key `book`); a record holding the other key is of
 /// another run, unless it holds the same words (a record of an older spar).

@@ -341,6 +341,13 @@ pub(crate) fn setup(args: &TuneArgs) -> CliResult<Setup> {
                 "--resign/--draw/--maxmoves/--tb",
                 serde_json::to_value(&plan.adjudication).expect("json"),
             ),
+            super::tables_field(
+                &super::table_files(plan.adjudication.tb.as_ref(), &run.variants),
+                plan.adjudication
+                    .tb
+                    .as_ref()
+                    .map_or("option.SyzygyPath", |t| t.dirs.as_str()),
+            ),
         ]
     };
     let names = params.iter().map(|p| p.name.clone()).collect();

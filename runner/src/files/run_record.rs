@@ -20,8 +20,9 @@ use crate::files::atomic::write_atomically;
 use crate::files::input::{read_optional, SMALL_FILE};
 use crate::files::paths::with_suffix;
 
-/// Format version of the record.
-const VERSION: u64 = 1;
+/// Format version of the record: 2 since it pins the `--tb` tables (a record of version 1
+/// lacks them, and matches without them).
+const VERSION: u64 = 2;
 
 /// One option that defines a run.
 #[derive(Clone, Debug)]
@@ -38,6 +39,9 @@ pub struct Field {
     /// The same option as older spars recorded it: (key, value) pairs, compared when the
     /// record holds that key (a record matches when any form it holds is equal).
     pub older: Vec<(String, Value)>,
+    /// The record version that first holds this field: an older record lacks it (spar did
+    /// not pin it then), and matches whatever its value.
+    pub since: u64,
 }
 
 impl Field {
@@ -49,6 +53,7 @@ impl Field {
             value,
             shown: None,
             older: Vec::new(),
+            since: 1,
         }
     }
 
@@ -64,6 +69,12 @@ impl Field {
     /// older spar wrote for these inputs).
     pub fn or_older(mut self, key: &str, value: Value) -> Field {
         self.older.push((key.to_string(), value));
+        self
+    }
+
+    /// The same field, first written by record version `version`.
+    pub fn since(mut self, version: u64) -> Field {
+        self.since = version;
         self
     }
 
@@ -136,6 +147,11 @@ pub fn check_resume(
         }
         return Ok(None);
     };
+    let version = stored
+        .object
+        .get("spar_run")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
     let empty = Map::new();
     let then = stored
         .object
@@ -143,6 +159,9 @@ pub fn check_resume(
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     for f in fields {
+        if f.since > version && !then.contains_key(&f.key) {
+            continue;
+        }
         if let Some(message) = difference(f, then, file, file_flag) {
             return Err(CliError::usage(format!("--resume: {message}")));
         }
@@ -430,5 +449,19 @@ mod tests {
         );
         assert_eq!(pinned_text(&Value::Null), "none");
         assert_eq!(pinned_text(&json!(["b.epd", "start=2"])), "b.epd start=2");
+    }
+
+    #[test]
+    fn a_field_newer_than_the_record_is_not_required_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.csv");
+        let tables =
+            |v: &str| Field::input("tb tables", "--tb", json!(v), json!("tb")).since(VERSION + 1);
+        record_with(&file, &[("seed", json!(1))]);
+        // This record's version predates the field: it matches without it.
+        assert!(check_resume("--results", &file, &[tables("tables=sha256:aa")], true).is_ok());
+        // Of its own version, a record lacking a pinned input is of another run.
+        let now = Field::input("tb tables", "--tb", json!("tables=sha256:aa"), json!("tb"));
+        assert!(check_resume("--results", &file, &[now], true).is_err());
     }
 }
