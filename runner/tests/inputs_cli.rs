@@ -320,6 +320,88 @@ fn a_resume_with_other_tables_is_refused() {
     ok(&datagen(2, "--resume"));
 }
 
+/// Records of older spars, before an option existed (`spar tune --delay`, `spar datagen
+/// --eval`) or when datagen named its net by path and checksum: they resume with the
+/// option at what those runs played with, and not with another value.
+#[test]
+fn a_record_from_before_an_option_resumes_at_what_it_played_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let older = |path: &Path, edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        let mut record = json(path);
+        record["spar_run"] = 1.into();
+        let fields = record["fields"].as_object_mut().unwrap();
+        fields.remove("tb tables");
+        edit(fields);
+        fields_as_before(path, &record);
+    };
+    let tune = |extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "tune --no-verify --param rfp_margin --each nodes=300 --pairs-per-iteration 1 \
+                 --iterations 2 --concurrency 1 --quiet --csv t.csv {extra}"
+            )),
+        )
+    };
+    ok(&tune(""));
+    let record = d.join("t.csv.run.json");
+    older(&record, &|f| {
+        f.remove("delay");
+    });
+    usage_error(
+        &tune("--resume --delay 1"),
+        "--resume: --delay 1 differs from the run in t.csv (delay 0)",
+    );
+    ok(&tune("--resume"));
+
+    let net = engine::nnue::placeholder::material_network(16).to_bytes();
+    std::fs::write(d.join("n.nnue"), &net).unwrap();
+    let datagen = |games: u32, extra: &str| {
+        run_in(
+            d,
+            &words(&format!(
+                "datagen --out g.vf --quiet --concurrency 1 --nodes 300 --games {games} {extra}"
+            )),
+        )
+    };
+    ok(&datagen(1, "--eval-file n.nnue"));
+    let checksum: String = net[net.len() - 8..]
+        .iter()
+        .rev()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    older(&d.join("g.vf.run.json"), &|f| {
+        f.remove("eval-file-sha256");
+        f.insert(
+            "eval-file".into(),
+            format!("n.nnue (checksum {checksum})").into(),
+        );
+    });
+    ok(&datagen(2, "--resume --eval-file n.nnue"));
+    older(&d.join("g.vf.run.json"), &|f| {
+        f.remove("eval-file-sha256");
+        f.insert("eval-file".into(), "n.nnue (checksum 00)".into());
+    });
+    usage_error(
+        &datagen(3, "--resume --eval-file n.nnue"),
+        &format!(
+            "--resume: --eval-file differs from the run's (n.nnue (checksum 00) in g.vf.run.json, n.nnue (checksum {checksum}) now)"
+        ),
+    );
+    // Before --eval, datagen played the handcrafted evaluation.
+    std::fs::remove_file(d.join("g.vf")).unwrap();
+    ok(&datagen(1, "--eval hce"));
+    older(&d.join("g.vf.run.json"), &|f| {
+        f.remove("eval");
+    });
+    usage_error(
+        &datagen(2, "--resume"),
+        "--resume: --eval nnue differs from the run in g.vf (eval hce)",
+    );
+    ok(&datagen(2, "--resume --eval hce"));
+}
+
 /// Writes `record` back to `path` (the resume rewrote it in the current form).
 fn fields_as_before(path: &Path, record: &serde_json::Value) {
     std::fs::write(path, serde_json::to_string_pretty(record).unwrap()).unwrap();

@@ -514,14 +514,27 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             (!f.skip_tactical).into(),
         ),
         Field::new("hash", "--hash", args.hash.into()),
-        Field::new("eval", "--eval", args.eval.clone().into()),
+        // Before --eval, datagen played with the handcrafted evaluation.
+        Field::new("eval", "--eval", args.eval.clone().into()).absent_as("hce".into()),
         Field::input(
             "eval-file-sha256",
             "--eval-file",
             plan.net_sha256.clone().into(),
             net_file(args).map(|f| f.display().to_string()).into(),
-        ),
+        )
+        .or_older("eval-file", net_identity_before(args).into()),
     ]
+}
+
+/// The network as records of older spars named it (key `eval-file`): its path and the
+/// checksum in its last 8 bytes (`None`: the embedded net).
+fn net_identity_before(args: &DatagenArgs) -> Option<String> {
+    let path = args.eval_file.as_ref()?;
+    // Bounded, and a regular file only (a network is a few MiB).
+    let bytes = crate::files::input::read_bounded(path, "--eval-file", 1 << 32).ok()?;
+    let sum = bytes.len().checked_sub(8).map(|at| &bytes[at..])?;
+    let hex: String = sum.iter().rev().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{} (checksum {hex})", path.display()))
 }
 
 /// The network file of `--eval-file` (`None`: the embedded net, also for an empty value).

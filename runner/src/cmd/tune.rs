@@ -323,7 +323,8 @@ pub(crate) fn setup(args: &TuneArgs) -> CliResult<Setup> {
             Field::new("alpha", "--alpha", args.alpha.into()),
             Field::new("gamma", "--gamma", args.gamma.into()),
             Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
-            Field::new("delay", "--delay", args.delay.into()),
+            // Before --delay, every tune was sequential.
+            Field::new("delay", "--delay", args.delay.into()).absent_as(0.into()),
             Field::new("seed", "--seed", plan.seed.into()),
             // Files by their bytes (executables, parameter files, networks, the book).
             super::engine_field(

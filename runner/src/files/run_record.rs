@@ -1,15 +1,21 @@
 //! What defines a resumable run, kept next to the file `--resume` continues from
 //! (`R.csv.run.json` for `--results R.csv` or `spar tune --csv R.csv`, `FILE.run.json` for
 //! `spar datagen --out FILE`), so that a resume with other options (another seed, node
-//! limit, engine list, …) is refused instead of mixing two runs in one file.
+//! limit, engine list, …) or other inputs (a changed engine executable, book, parameter
+//! file, network or set of tables) is refused instead of mixing two runs in one file.
 //!
 //! The record is a JSON object: `spar_run` (format version), `command`, `fields` (one
 //! value per option that defines the run, compared on resume), and command-specific
 //! extras (the byte offset where the run's PGN games start, the match plan as a whole for
 //! the reader). It is written atomically before the first game of a new run. Options that
 //! do not change the games (`--concurrency`, the number of games, `--quiet`) are not
-//! fields. A resume with no record (a run started by an older spar) goes on with a
-//! warning and writes one.
+//! fields. Inputs are fields too, by the SHA-256 of their bytes ([`Field::input`]); a
+//! refusal names the input and the fix. A field the record lacks is of another run unless
+//! the value is what runs had before spar recorded it (no file, off, or
+//! [`Field::absent_as`]), or the record predates the field ([`Field::since`]); a field
+//! older spars wrote under another key or in another form is matched in that form
+//! ([`Field::or_older`]). A resume with no record (a run started by an older spar) goes on
+//! with a warning and writes one.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +45,10 @@ pub struct Field {
     /// The same option as older spars recorded it: (key, value) pairs, compared when the
     /// record holds that key (a record matches when any form it holds is equal).
     pub older: Vec<(String, Value)>,
+    /// What a record without this field (written before spar recorded the option) ran
+    /// with: such a record matches this value only. `None`: no file, off or empty (null,
+    /// false, an empty list or text).
+    pub absent: Option<Value>,
     /// The record version that first holds this field: an older record lacks it (spar did
     /// not pin it then), and matches whatever its value.
     pub since: u64,
@@ -53,6 +63,7 @@ impl Field {
             value,
             shown: None,
             older: Vec::new(),
+            absent: None,
             since: 1,
         }
     }
@@ -72,15 +83,26 @@ impl Field {
         self
     }
 
+    /// The same field, which a record without it (an older spar's, before the option
+    /// existed) matches when the value is `value`.
+    pub fn absent_as(mut self, value: Value) -> Field {
+        self.absent = Some(value);
+        self
+    }
+
     /// The same field, first written by record version `version`.
     pub fn since(mut self, version: u64) -> Field {
         self.since = version;
         self
     }
 
-    /// Whether the value is what a run without this option has (no file, off, empty):
-    /// a record that lacks the field (written before spar recorded it) then matches.
+    /// Whether the value is what a run without this option has (no file, off, empty, or
+    /// [`Field::absent_as`]): a record that lacks the field (written before spar recorded
+    /// it) then matches.
     fn is_default(&self) -> bool {
+        if let Some(absent) = &self.absent {
+            return *absent == self.value;
+        }
         match &self.value {
             Value::Null | Value::Bool(false) => true,
             Value::Array(a) => a.is_empty(),
@@ -191,7 +213,7 @@ fn difference(
     let (old, value) = match first {
         Some(pair) => pair,
         None if f.is_default() => return None,
-        None => (&Value::Null, &f.value),
+        None => (f.absent.as_ref().unwrap_or(&Value::Null), &f.value),
     };
     let option = || {
         format!(
@@ -240,11 +262,13 @@ fn input_difference(
             }
         }
     }
-    // A file now at another path or with other bytes: its path and its hash.
+    // A file pinned by its bytes: its path and its hash; compared with an older record's
+    // form (a path and checksum): that form.
     let now = match (shown, value) {
-        (Value::String(path), Value::String(_)) if pinned_text(value) != *path => {
+        (Value::String(path), Value::String(v)) if is_hash(v) => {
             format!("{path} with {}", pinned_text(value))
         }
+        (Value::String(_), Value::String(v)) => v.clone(),
         _ => pinned_text(shown),
     };
     Ok((f.flag.clone(), pinned_text(old), now))
@@ -255,6 +279,12 @@ fn is_pinned(v: &Value) -> bool {
     v.as_str().is_some_and(|w| w.contains("sha256:"))
 }
 
+/// Whether a recorded text is a hash: `KEY=sha256:HEX`, or 64 hex digits alone (datagen's
+/// `--eval-file`).
+fn is_hash(text: &str) -> bool {
+    text.contains("sha256:") || (text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// A recorded input for a message: `none`, a path, or `sha256 0a1b2c3d4e5f` for a file
 /// recorded by its bytes.
 fn pinned_text(v: &Value) -> String {
@@ -263,9 +293,7 @@ fn pinned_text(v: &Value) -> String {
         Value::String(s) => match s.split_once("sha256:") {
             Some((_, hex)) => format!("sha256 {}", short(hex)),
             // datagen's --eval-file: the hash alone.
-            None if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                format!("sha256 {}", short(s))
-            }
+            None if is_hash(s) => format!("sha256 {}", short(s)),
             None => s.clone(),
         },
         Value::Array(items) if items.is_empty() => "none".to_string(),
