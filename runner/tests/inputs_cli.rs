@@ -460,6 +460,25 @@ fn bad_verification_options_are_refused_before_the_first_game() {
     assert!(csv.exists());
 }
 
+/// The match's own options are checked before any file is written too: a bad
+/// `--game-lines` word (the personalities' hidden option) leaves no results file.
+#[test]
+fn a_bad_game_lines_word_is_refused_before_the_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &words(
+            "match --engine name=a --engine name=b --each nodes=300 --games 2 --quiet \
+             --results r.csv --game-lines bogus",
+        ),
+    );
+    usage_error(&o, "--game-lines: 'bogus' is not TOOL");
+    assert!(
+        !dir.path().join("r.csv").exists(),
+        "a results file was written"
+    );
+}
+
 /// `spar merge RUN_DIR` refuses an output option the run cannot honour (the issue's
 /// example: `--results` of a tune; `--json` and `--pgnout` of a tune or datagen, and
 /// `--pgnout` of a match planned without it), before it writes anything.

@@ -86,6 +86,10 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
             "--elo0/--elo1 belong to `spar sprt`; `spar match` plays a fixed number of games",
         ));
     }
+    // Before any file is opened: the personality's lines.
+    if let Some(word) = &args.game_lines {
+        crate::cmd::compat::Lines::parse(word)?;
+    }
     MatchPlan::build(&PlanRequest {
         engines: &args.engines,
         seats: 2..=2,
