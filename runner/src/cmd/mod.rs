@@ -44,8 +44,13 @@ fn words_by_content_before(words: &[String], book: bool) -> Option<Vec<String>> 
 /// The files of `words` by content (`older`: only those older spars pinned).
 fn pinned_words(words: &[String], book: bool, older: bool) -> Option<Vec<String>> {
     use crate::cluster::manifest::sha256_file;
+    // Regular files only: opening a FIFO would block (the path stands for it instead).
     let by_content = |file: &Path| {
-        sha256_file(file).map_or_else(|_| file.display().to_string(), |h| format!("sha256:{h}"))
+        let regular = std::fs::metadata(file).is_ok_and(|m| m.is_file());
+        match regular.then(|| sha256_file(file)) {
+            Some(Ok(h)) => format!("sha256:{h}"),
+            _ => file.display().to_string(),
+        }
     };
     let dir = words.iter().rev().find_map(|w| w.strip_prefix("dir="));
     let mut any = false;
@@ -234,6 +239,16 @@ mod tests {
             o[0].starts_with("option.Book=sha256:") && o[1] == "option.Hash=16",
             "{o:?}"
         );
+        // A FIFO is never opened (it would block): its path stands for it.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let f =
+            super::words_by_content(&words(&[&format!("cmd={}", fifo.display())]), false).unwrap();
+        assert_eq!(f[0], format!("cmd={}", fifo.display()));
         // Older records pinned params= and EvalFile only.
         assert!(super::words_by_content_before(&words(&["cmd=./eng"]), false).is_none());
     }
