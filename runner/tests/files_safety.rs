@@ -824,17 +824,32 @@ fn resume_compares_the_files_of_a_run_by_their_bytes() {
     std::fs::write(two.join("p.txt"), "rfp_margin, 81\n").unwrap();
     usage_error(
         &game(&two, 6, true),
-        "--resume: --engine nodes=300 name=a params=sha256:",
+        &format!(
+            "--resume: --engine params={} differs from the run's (sha256 ",
+            p(&two.join("p.txt"))
+        ),
     );
     std::fs::write(two.join("p.txt"), "rfp_margin, 80\n").unwrap();
     // Another net of the same width (a valid file, one weight changed).
     let mut bytes = engine::nnue::network::Network::from_bytes(&net).unwrap();
     bytes.feature_weights[0] ^= 1;
     std::fs::write(two.join("n.nnue"), bytes.to_bytes()).unwrap();
-    usage_error(&game(&two, 6, true), "option.EvalFile=sha256:");
+    usage_error(
+        &game(&two, 6, true),
+        &format!(
+            "--engine option.EvalFile={} differs",
+            p(&two.join("n.nnue"))
+        ),
+    );
     std::fs::write(two.join("n.nnue"), &net).unwrap();
     std::fs::write(two.join("b.epd"), book.replace("4P3", "2P5")).unwrap();
-    usage_error(&game(&two, 6, true), "--resume: --book file=sha256:");
+    usage_error(
+        &game(&two, 6, true),
+        &format!(
+            "--resume: --book {} differs from the run's (sha256 ",
+            p(&two.join("b.epd"))
+        ),
+    );
     std::fs::write(two.join("b.epd"), book).unwrap();
     ok(&game(&two, 6, true));
     assert_eq!(lines_in(&r), 7);

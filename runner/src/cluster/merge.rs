@@ -125,6 +125,42 @@ pub fn outputs(
     Ok(out)
 }
 
+/// Refuses, before any work, an output option of `spar merge` (`files`: `--pgnout`,
+/// `--results`, `--json` given on its command line) that the run in `dir` cannot honour:
+/// every one of them for a tune (it writes its `--csv` and `--out`) and for datagen (its
+/// `--out`), and `--pgnout` for a match planned without it (its shards keep no games).
+pub fn check_options(dir: &Path, manifest: &Manifest, files: &OutputArgs) -> CliResult {
+    let given = [
+        ("--pgnout", files.pgnout.is_some()),
+        ("--results", files.results.is_some()),
+        ("--json", files.json.is_some()),
+    ];
+    let Some(flag) = given.iter().find(|(_, on)| *on).map(|(f, _)| *f) else {
+        return Ok(());
+    };
+    let (shown, command) = (dir.display(), manifest.command.as_str());
+    let writes = match command {
+        "tune" => Some("its own --csv and --out"),
+        "datagen" => Some("its own --out"),
+        _ => None,
+    };
+    if let Some(writes) = writes {
+        return Err(CliError::usage(format!(
+            "{flag} is not an output of a {command} run ({shown}'s {command} writes {writes}): leave it out"
+        )));
+    }
+    if files.pgnout.is_some() {
+        let run: MatchOutputs = serde_json::from_value(manifest.args.clone())
+            .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;
+        if run.files.pgnout.is_none() {
+            return Err(CliError::usage(format!(
+                "--pgnout: {shown}'s {command} was planned without --pgnout, so its shards keep no games: leave it out"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks, before any work, every file a merge of the run in `dir` writes: none is a file
 /// the run owns (manifest, shard records, …) or reads (book, engines, networks), none is
 /// another output, and each can be written. A failure is a usage error (exit 2).
@@ -224,8 +260,17 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         // The record a local run keeps beside its CSV, so that `spar status` (and a local
         // `--resume`) know the plan: the number of pairs, the SPRT.
         let dump = spec_of(outputs.files.dump_positions.as_deref())?;
-        let fields =
-            crate::cmd::matches::record_fields(plan, files.pgnout.is_some(), dump.as_ref());
+        let tables: Vec<(PathBuf, u64)> = manifest
+            .tablebases
+            .iter()
+            .map(|t| (t.path.clone(), t.size))
+            .collect();
+        let fields = crate::cmd::matches::record_fields(
+            plan,
+            files.pgnout.is_some(),
+            dump.as_ref(),
+            &tables,
+        );
         let mut extra = serde_json::Map::new();
         extra.insert("pgn_start".into(), 0.into());
         extra.insert(

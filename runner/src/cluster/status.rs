@@ -354,9 +354,20 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
     let rows = read_results(path).map_err(|e| CliError::usage(e.to_string()))?;
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let complete = super::records::complete_rows(&text, path)?;
-    let names = match rows.first() {
-        Some(r) => [r.white.clone(), r.black.clone()],
-        None => [String::new(), String::new()],
+    let record = crate::files::run_record::read("--results", path)
+        .ok()
+        .flatten();
+    let plan: Option<crate::plan::MatchPlan> = record
+        .as_ref()
+        .and_then(|r| r.get("plan"))
+        .and_then(|p| serde_json::from_value(p.clone()).ok());
+    // Before the first row, the engines of the run's plan.
+    let names = match (rows.first(), &plan) {
+        (Some(r), _) => [r.white.clone(), r.black.clone()],
+        (None, Some(p)) if p.engines.len() >= 2 => {
+            [p.engines[0].name.clone(), p.engines[1].name.clone()]
+        }
+        (None, _) => [String::new(), String::new()],
     };
     let mut pairs = Vec::with_capacity(complete.len());
     let mut ms = 0u64;
@@ -380,13 +391,6 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
         }
         pairs.push(games.map(|g| g.expect("set")));
     }
-    let record = crate::files::run_record::read("--results", path)
-        .ok()
-        .flatten();
-    let plan: Option<crate::plan::MatchPlan> = record
-        .as_ref()
-        .and_then(|r| r.get("plan"))
-        .and_then(|p| serde_json::from_value(p.clone()).ok());
     let sprt = plan
         .as_ref()
         .and_then(|p| p.sprt.as_ref())

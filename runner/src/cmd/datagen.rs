@@ -457,6 +457,7 @@ fn unit(format: Format) -> &'static str {
 
 /// What defines a datagen run for `--resume` (not the target, the concurrency or --quiet).
 fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
+    use serde_json::Value::Null;
     let f = &plan.filter;
     vec![
         Field::new("nodes", "--nodes", args.nodes.into()),
@@ -467,16 +468,21 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             "--opening-limit",
             args.opening_limit.into(),
         ),
-        // The book by its bytes (a new key: an older record's path is not compared).
+        // The book by its bytes; a record of an older spar may hold its path.
         match &args.book {
-            Some(b) => Field::new(
-                "book by content",
-                "--book",
-                super::words_by_content(&[b.display().to_string()], true)
-                    .and_then(|w| w.into_iter().next())
-                    .into(),
-            ),
-            None => Field::new("book", "--book", Option::<String>::None.into()),
+            Some(b) => {
+                let path = b.display().to_string();
+                Field::input(
+                    "book by content",
+                    "--book",
+                    super::words_by_content(std::slice::from_ref(&path), true)
+                        .and_then(|w| w.into_iter().next())
+                        .into(),
+                    path.clone().into(),
+                )
+                .or_older("book", path.into())
+            }
+            None => Field::input("book", "--book", Null, Null).or_older("book by content", Null),
         },
         Field::new("dfrc", "--dfrc", args.dfrc.into()),
         Field::new(
@@ -489,6 +495,16 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
                     serde_json::to_value(t).expect("json")
                 }),
         ),
+        super::tables_field(
+            &super::table_files(
+                plan.game.tablebase.as_ref(),
+                std::slice::from_ref(&plan.game.variant),
+            ),
+            plan.game
+                .tablebase
+                .as_ref()
+                .map_or("option.SyzygyPath", |t| t.dirs.as_str()),
+        ),
         Field::new("format", "--format", plan.format.name().into()),
         Field::new("min-ply", "--min-ply", f.min_ply.into()),
         Field::new("max-score", "--max-score", f.max_score.into()),
@@ -499,13 +515,27 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
             (!f.skip_tactical).into(),
         ),
         Field::new("hash", "--hash", args.hash.into()),
-        Field::new("eval", "--eval", args.eval.clone().into()),
-        Field::new(
+        // Before --eval, datagen played with the handcrafted evaluation.
+        Field::new("eval", "--eval", args.eval.clone().into()).absent_as("hce".into()),
+        Field::input(
             "eval-file-sha256",
             "--eval-file",
             plan.net_sha256.clone().into(),
-        ),
+            net_file(args).map(|f| f.display().to_string()).into(),
+        )
+        .or_older("eval-file", net_identity_before(args).into()),
     ]
+}
+
+/// The network as records of older spars named it (key `eval-file`): its path and the
+/// checksum in its last 8 bytes (`None`: the embedded net).
+fn net_identity_before(args: &DatagenArgs) -> Option<String> {
+    let path = args.eval_file.as_ref()?;
+    // Bounded, and a regular file only (a network is a few MiB).
+    let bytes = crate::files::input::read_bounded(path, "--eval-file", 1 << 32).ok()?;
+    let sum = bytes.len().checked_sub(8).map(|at| &bytes[at..])?;
+    let hex: String = sum.iter().rev().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{} (checksum {hex})", path.display()))
 }
 
 /// The network file of `--eval-file` (`None`: the embedded net, also for an empty value).

@@ -86,6 +86,10 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
             "--elo0/--elo1 belong to `spar sprt`; `spar match` plays a fixed number of games",
         ));
     }
+    // Before any file is opened: the personality's lines.
+    if let Some(word) = &args.game_lines {
+        crate::cmd::compat::Lines::parse(word)?;
+    }
     MatchPlan::build(&PlanRequest {
         engines: &args.engines,
         seats: 2..=2,
@@ -99,6 +103,13 @@ fn plan(args: &MatchArgs, is_sprt: bool) -> CliResult<(MatchPlan, Run)> {
         recover_by_default: is_sprt,
         sprt: is_sprt.then_some(&args.sprt),
     })
+}
+
+/// Checks the arguments of a match as [`run`] does before its first game (the plan: engines,
+/// games, book, adjudication, SPRT bounds), playing nothing: what `spar tune` checks of its
+/// verification SPRT before the tune's first game.
+pub fn check(args: &MatchArgs, is_sprt: bool) -> CliResult {
+    plan(args, is_sprt).map(|_| ())
 }
 
 /// Runs `spar match` (`is_sprt = false`) or `spar sprt`; with `--slurm`, as the coordinator
@@ -271,7 +282,13 @@ fn play(args: MatchArgs, is_sprt: bool, shard: Option<&ShardRun>) -> CliResult {
     // Before the plan: building it reads the engines' parameter files and the book.
     let dump_spec = checked_paths(&args)?;
     let (plan, mut run) = plan(&args, is_sprt)?;
-    let fields = record_fields(&plan, args.files.pgnout.is_some(), dump_spec.as_ref());
+    let tables = super::table_files(plan.adjudication.tb.as_ref(), &run.variants);
+    let fields = record_fields(
+        &plan,
+        args.files.pgnout.is_some(),
+        dump_spec.as_ref(),
+        &tables,
+    );
     let stored = match &args.files.results {
         Some(r) if args.files.resume && has_rows(r) => {
             run_record::check_resume("--results", r, &fields, quiet)?
@@ -564,39 +581,35 @@ fn has_rows(path: &Path) -> bool {
 }
 
 /// What defines a match for `--resume`: the engines, seed, book, adjudication and SPRT of
-/// the plan, and which files it writes (not the concurrency, the number of games or the
-/// failure policy, which may change between sessions).
-pub fn record_fields(plan: &MatchPlan, pgnout: bool, dump: Option<&DumpSpec>) -> Vec<Field> {
+/// the plan, the Syzygy table files it probes (`tables`: path and size), and which files it
+/// writes (not the concurrency, the number of games or the failure policy, which may change
+/// between sessions).
+pub fn record_fields(
+    plan: &MatchPlan,
+    pgnout: bool,
+    dump: Option<&DumpSpec>,
+    tables: &[(PathBuf, u64)],
+) -> Vec<Field> {
+    // Files by their bytes (engine executables, parameter files, networks, the book).
     let mut fields: Vec<Field> = plan
         .engines
         .iter()
         .enumerate()
-        .map(|(i, e)| match super::words_by_content(&e.words, false) {
-            // Files by their bytes (a new key: an older record's paths are not compared).
-            Some(w) => Field::new(
-                &format!("engine {} by content", i + 1),
-                "--engine",
-                json(&w),
-            ),
-            None => Field::new(&format!("engine {}", i + 1), "--engine", json(&e.words)),
-        })
+        .map(|(i, e)| super::engine_field(&format!("engine {}", i + 1), "--engine", &e.words))
         .collect();
     fields.push(Field::new("seed", "--seed", plan.seed.into()));
-    fields.push(
-        match plan
-            .book
-            .as_deref()
-            .and_then(|b| super::words_by_content(b, true))
-        {
-            Some(w) => Field::new("book by content", "--book", json(&w)),
-            None => Field::new("book", "--book", json(&plan.book)),
-        },
-    );
+    fields.push(super::book_field(plan.book.as_deref()));
     fields.push(Field::new(
         "adjudication",
         "--resign/--draw/--maxmoves/--tb",
         json(&plan.adjudication),
     ));
+    let shown = plan
+        .adjudication
+        .tb
+        .as_ref()
+        .map_or("option.SyzygyPath", |t| t.dirs.as_str());
+    fields.push(super::tables_field(tables, shown));
     fields.push(Field::new(
         "sprt",
         "--elo0/--elo1/--alpha/--beta/--model",

@@ -36,11 +36,6 @@ pub struct MergeArgs {
 pub fn run(args: MergeArgs) -> CliResult {
     let m = Manifest::read(&args.run_dir)?;
     let any = args.pgnout.is_some() || args.results.is_some() || args.json.is_some();
-    if any && m.command == "datagen" {
-        return Err(CliError::usage(
-            "--pgnout/--results/--json: a datagen run merges into its --out file only",
-        ));
-    }
     // Paths given here are relative to here, not to where the run was started.
     let here = |p: &Option<PathBuf>| -> CliResult<Option<PathBuf>> {
         p.as_ref()
@@ -56,6 +51,8 @@ pub fn run(args: MergeArgs) -> CliResult {
         json: here(&args.json)?,
         resume: false,
     };
+    // An option this run cannot honour is refused, naming it.
+    merge::check_options(&args.run_dir, &m, &files)?;
     let files = any.then_some(&files);
     let dir = std::path::absolute(&args.run_dir)
         .map_err(|e| CliError::usage(format!("{}: {e}", args.run_dir.display())))?;

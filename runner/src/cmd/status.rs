@@ -47,7 +47,7 @@ pub fn run(args: StatusArgs) -> CliResult {
             args.run.display()
         )));
     }
-    if !is_dir && tune::status::is_trajectory(&args.run) {
+    if !is_dir && tune::status::is_tune(&args.run) {
         return run_tune(&args);
     }
     // Before any work: --html may be no file the run owns or reads.

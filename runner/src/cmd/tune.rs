@@ -354,25 +354,31 @@ pub(crate) fn setup(args: &TuneArgs) -> CliResult<Setup> {
             Field::new("alpha", "--alpha", args.alpha.into()),
             Field::new("gamma", "--gamma", args.gamma.into()),
             Field::new("a-ratio", "--a-ratio", args.a_ratio.into()),
-            Field::new("delay", "--delay", args.delay.into()),
+            // Before --delay, every tune was sequential.
+            Field::new("delay", "--delay", args.delay.into()).absent_as(0.into()),
             Field::new("seed", "--seed", plan.seed.into()),
-            // Files by their bytes (new keys: an older record's paths are not compared).
-            match super::words_by_content(&plan.engines[0].words, false) {
-                Some(w) => Field::new("each by content", "--each", w.into()),
-                None => Field::new("each", "--each", plan.engines[0].words.clone().into()),
-            },
-            match plan
-                .book
-                .as_deref()
-                .and_then(|b| super::words_by_content(b, true))
-            {
-                Some(w) => Field::new("book by content", "--book", w.into()),
-                None => Field::new("book", "--book", plan.book.clone().into()),
-            },
+            // Files by their bytes (executables, parameter files, networks, the book).
+            super::engine_field(
+                "each",
+                if args.engine.is_empty() {
+                    "--each"
+                } else {
+                    "--engine"
+                },
+                &plan.engines[0].words,
+            ),
+            super::book_field(plan.book.as_deref()),
             Field::new(
                 "adjudication",
                 "--resign/--draw/--maxmoves/--tb",
                 serde_json::to_value(&plan.adjudication).expect("json"),
+            ),
+            super::tables_field(
+                &super::table_files(plan.adjudication.tb.as_ref(), &run.variants),
+                plan.adjudication
+                    .tb
+                    .as_ref()
+                    .map_or("option.SyzygyPath", |t| t.dirs.as_str()),
             ),
         ]
     };
@@ -458,6 +464,11 @@ fn local(args: TuneArgs) -> CliResult {
     };
     let started = Instant::now();
     let mut s = setup(&args)?;
+    check_verification(&args, &s)?;
+    if args.probe {
+        // Before any build or engine start, as every other option.
+        tune::probe::check_games(args.probe_games)?;
+    }
     if matches!(s.run.variants[0].source, Source::Build { .. }) {
         s.run.build_variants(args.run.quiet)?;
     }
@@ -482,7 +493,8 @@ fn local(args: TuneArgs) -> CliResult {
     let mut history = vec![tuner.start_row()];
     let mut session_extra = serde_json::Map::new();
     if let Some(path) = &args.csv {
-        if args.resume {
+        // An empty trajectory has nothing to continue: the run starts afresh.
+        if args.resume && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             run_record::check_resume("--csv", path, &s.fields, quiet)?;
             let (t, rows) = Trajectory::resume(path, &s.names).map_err(CliError::usage)?;
             tuner = s.resumed(&rows);
@@ -819,6 +831,57 @@ enum SprtSub {
 
 /// Runs `spar sprt` with these arguments (without the program name).
 pub(crate) fn run_sprt(argv: &[String]) -> CliResult {
+    super::matches::run(parse_sprt(argv)?, true)
+}
+
+/// Checks the verification SPRT's options (`--verify-*` with the tune's engine, book and
+/// adjudication) before the tune's first game, as the SPRT at its end will read them: the
+/// same arguments with the start values where the tuned ones will be (both lie in every
+/// parameter's range). Nothing to check with `--no-verify` or `--probe`.
+pub(crate) fn check_verification(args: &TuneArgs, s: &Setup) -> CliResult {
+    if args.verify.no_verify || args.probe {
+        return Ok(());
+    }
+    let start: Vec<(String, i64)> = s
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.start.round() as i64))
+        .collect();
+    let parsed = parse_sprt(&verify_argv(args, s, &start))?;
+    super::matches::check(&parsed, true).map_err(|e| {
+        CliError::usage(format!(
+            "the verification SPRT's options: {} (or --no-verify to skip it)",
+            verify_words(&e.message, &args.verify)
+        ))
+    })
+}
+
+/// A message of `spar sprt` in the words of the tune's options: the SPRT's bounds are
+/// `--verify-elo0/--verify-elo1`, its engine words `--verify-each`'s, its `--games`
+/// `--verify-games`.
+fn verify_words(message: &str, v: &VerifyArgs) -> String {
+    let (head, rest) = message.split_once(": ").unwrap_or(("", message));
+    let head = if head.starts_with("SPRT ") {
+        format!(
+            "--verify-elo0 {} --verify-elo1 {}",
+            v.verify_elo0.unwrap_or(0.0),
+            v.verify_elo1.unwrap_or(5.0)
+        )
+    } else if head.starts_with("--engine ") && !v.verify_each.is_empty() {
+        format!("--verify-each {}", v.verify_each.join(" "))
+    } else {
+        head.replace("--games", "--verify-games")
+    };
+    let rest = rest.replace("--games", "--verify-games");
+    if head.is_empty() {
+        rest
+    } else {
+        format!("{head}: {rest}")
+    }
+}
+
+/// `spar sprt`'s arguments (without the program name), parsed.
+fn parse_sprt(argv: &[String]) -> CliResult<super::matches::MatchArgs> {
     use clap::Parser;
     let parsed = SprtCommand::try_parse_from(
         std::iter::once("spar".to_string()).chain(argv.iter().cloned()),
@@ -834,7 +897,7 @@ pub(crate) fn run_sprt(argv: &[String]) -> CliResult {
         ))
     })?;
     let SprtSub::Sprt(args) = parsed.sprt;
-    super::matches::run(args, true)
+    Ok(args)
 }
 
 /// The verdict in a verification's JSON summary: the summary object, or `None` when the

@@ -92,8 +92,10 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
             )));
         }
     }
-    let cluster = coordinator::prepare(&args.slurm, resume)?;
+    // Every option, the verification's too, before the run directory is touched.
     let mut s = setup(&args)?;
+    super::tune::check_verification(&args, &s)?;
+    let cluster = coordinator::prepare(&args.slurm, resume)?;
     s.plan.concurrency = cpus;
     args.resume = false;
     let stored = serde_json::to_value(&args).expect("arguments are json");

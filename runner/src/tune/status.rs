@@ -553,6 +553,27 @@ pub fn is_trajectory(path: &Path) -> bool {
     head.starts_with(b"iteration,games")
 }
 
+/// Whether `path` is a tune's trajectory: its header, or an empty file whose run record is
+/// a tune's (a tune stopped before it wrote its first line).
+pub fn is_tune(path: &Path) -> bool {
+    is_trajectory(path)
+        || (is_empty(path)
+            && run_record::read("--csv", path)
+                .ok()
+                .flatten()
+                .and_then(|r| {
+                    r.get("command")
+                        .and_then(Value::as_str)
+                        .map(|c| c == "tune")
+                })
+                .unwrap_or(false))
+}
+
+/// Whether the file at `path` holds nothing (white space at most).
+fn is_empty(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == 0)
+}
+
 /// The session extras `spar tune` keeps in the run record: when the current session
 /// started (Unix seconds) and the games played before it.
 pub const SESSION_KEY: &str = "session";
@@ -616,7 +637,12 @@ pub fn verification_so_far(
 /// the CSV's last write), and the ETA the remaining games at that rate. The verification
 /// SPRT's verdict, when the record has one, is one of the extra lines.
 pub fn from_csv(path: &Path) -> CliResult<TuneView> {
-    let contents = trajectory::read(path).map_err(CliError::usage)?;
+    // An empty trajectory (no header yet) is a tune at its start: the record names it.
+    let contents = if is_empty(path) {
+        None
+    } else {
+        Some(trajectory::read(path).map_err(CliError::usage)?)
+    };
     let record_path: PathBuf = run_record::path_for(path);
     let missing = || {
         CliError::usage(format!(
@@ -645,6 +671,11 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
         .collect::<Option<_>>()
         .ok_or_else(missing)?;
     let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+    let contents = contents.unwrap_or_else(|| trajectory::Contents {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        rows: Vec::new(),
+        torn: false,
+    });
     if names != contents.names {
         return Err(CliError::usage(format!(
             "{}: its run record {} tunes [{}], the CSV [{}]; the two are of different runs",
@@ -684,7 +715,7 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
         .filter(|_| live)
         .map(|r| remaining as f64 / r);
     let mut extra_lines = Vec::new();
-    if let Some(w) = written {
+    if let Some(w) = written.filter(|_| !rows.is_empty()) {
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(w, |d| d.as_secs_f64());
