@@ -910,7 +910,10 @@ fn verification_bounds_are_checked_before_the_tune() {
             path_str(&csv)
         );
         let o = spar().args(argv(&line)).output().unwrap();
-        usage_error(&o, "spar: error: --verify-elo0 ");
+        usage_error(
+            &o,
+            "spar: error: the verification SPRT's options: --verify-elo0 ",
+        );
         usage_error(&o, why);
         assert!(!csv.exists(), "{bounds}: nothing written");
     }

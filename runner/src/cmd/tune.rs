@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use engine::search::Evaluation;
 
 use super::tune_cluster;
-use crate::cli::{
-    AdjudicationArgs, BookArgs, EngineArgs, RunArgs, SlurmArgs, SprtBounds, DEFAULT_SPRT_RATES,
-};
+use crate::cli::{AdjudicationArgs, BookArgs, EngineArgs, RunArgs, SlurmArgs};
 use crate::cluster::manifest::MAX_TOTAL;
 use crate::engines::uci::UciPlayer;
 use crate::engines::variant::{self, Source, Variant};
@@ -166,40 +164,11 @@ pub struct VerifyArgs {
     pub verify_games: Option<u64>,
 }
 
-impl VerifyArgs {
-    /// Checks the verification SPRT's bounds before the tune starts (as `spar sprt` checks
-    /// its own: [`SprtBounds`]), so that a bad bound never costs a whole tune.
-    pub fn check(&self) -> CliResult {
-        if self.no_verify {
-            return Ok(());
-        }
-        // The verification is `spar sprt` with these bounds and its default rates and model.
-        let (elo0, elo1) = (
-            self.verify_elo0.unwrap_or(0.0),
-            self.verify_elo1.unwrap_or(5.0),
-        );
-        let (alpha, beta) = DEFAULT_SPRT_RATES;
-        let bounds = SprtBounds {
-            elo0,
-            elo1,
-            alpha,
-            beta,
-            model: "normalized".into(),
-        };
-        bounds.check().map(|_| ()).map_err(|e| {
-            CliError::usage(format!(
-                "--verify-elo0 {elo0} --verify-elo1 {elo1}: {e} (or --no-verify)"
-            ))
-        })
-    }
-}
-
 /// Runs `spar tune`.
 pub fn run(args: TuneArgs) -> CliResult {
     if let Some(csv) = &args.plot {
         return run_plot(csv, args.svg.as_deref());
     }
-    args.verify.check()?;
     if args.slurm.slurm {
         return tune_cluster::coordinate(args);
     }
