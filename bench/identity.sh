@@ -32,6 +32,7 @@ for c in 1 2; do
 done
 "$spar" tune --param rfp_margin --param lmr_base --iterations 4 --pairs-per-iteration 2 --each nodes=800 \
   --seed 4 --concurrency 2 --quiet --csv t.csv --out t.txt >/dev/null
+strip_json t.csv.verify.json
 # Wall-clock fields vary run to run: PGN move times, the CSV's duration_ms column.
 for f in *.pgn; do sed -E -i 's/(^| )[0-9]+\.[0-9]{3}s,/\1T,/g; s/^\[Date "[0-9.]+"\]$/[Date "D"]/' "$f"; done
 for f in *.csv; do [ "$(head -c 4 "$f")" = pair ] && sed -E -i 's/,[0-9]+$/,T/' "$f"; done

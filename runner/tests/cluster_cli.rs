@@ -912,18 +912,6 @@ fn queue_clears(conf: &str, cwd: &Path, limit: Duration) -> bool {
     false
 }
 
-fn recorded_jobs(run_dir: &Path) -> Vec<String> {
-    if !run_dir.join("jobs.json").exists() {
-        return Vec::new();
-    }
-    json(&run_dir.join("jobs.json"))["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j.as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Issue 24, class 8: two coordinators started at once on one run directory, many times:
 /// one runs, the other is refused (exit 2) before anything is submitted.
 #[test]

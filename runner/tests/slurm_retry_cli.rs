@@ -267,13 +267,3 @@ fn a_slurm_that_keeps_failing_gives_up_after_the_give_up_time() {
     );
     assert_eq!(calls(&bin, "sbatch"), 0, "nothing submitted");
 }
-
-/// The job ids in `RUN_DIR/jobs.json`.
-fn recorded_jobs(run_dir: &Path) -> Vec<String> {
-    json(&run_dir.join("jobs.json"))["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j.as_str().unwrap().to_string())
-        .collect()
-}

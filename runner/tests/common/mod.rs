@@ -227,3 +227,16 @@ pub fn syzygy_tables(test: &str) -> Option<std::path::PathBuf> {
     }
     dir
 }
+
+/// The Slurm job ids a cluster run recorded in `RUN_DIR/jobs.json` (none before it submits).
+pub fn recorded_jobs(run_dir: &Path) -> Vec<String> {
+    if !run_dir.join("jobs.json").exists() {
+        return Vec::new();
+    }
+    json(&run_dir.join("jobs.json"))["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_str().unwrap().to_string())
+        .collect()
+}
