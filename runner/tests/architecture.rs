@@ -52,10 +52,6 @@ const ALLOWED_CMD_IMPORTS: &[(&str, &str, &str)] = &[
 /// Circles of imports still there: (the files of the circle, sorted, why).
 const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[
     (
-        &["engine/src/search/syzygy.rs", "engine/src/search/tt.rs"],
-        "issue 30: the tablebase scores name the TT's bound, the TT the tablebase win score",
-    ),
-    (
         &[
             "runner/src/cluster/coordinator.rs",
             "runner/src/cluster/html.rs",
