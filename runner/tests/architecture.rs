@@ -85,10 +85,6 @@ const ALLOWED_LONG_FILES: &[(&str, &str)] = &[
         "issue 30: written once, generic over the job contract",
     ),
     (
-        "runner/src/cmd/compat/mod.rs",
-        "issue 30: translation, output and numbers not yet in rooms of their own",
-    ),
-    (
         "runner/src/cmd/datagen.rs",
         "issue 30: the datagen job's plan and driver still in its command",
     ),
