@@ -541,6 +541,10 @@ fn file_facts(src: &str) -> FileFacts {
 // ---------------------------------------------------------------------------------------
 // A crate: its modules, the file each lives in, and the file graph.
 
+/// A path as written, with the module it was written in: (that module from the crate
+/// root, the path's segments, the name it imports if it is a `use` leaf).
+type Scoped = (Vec<String>, Vec<String>, Option<String>);
+
 /// A crate's files and the imports between them.
 #[derive(Debug, Default)]
 struct CrateGraph {
@@ -599,9 +603,8 @@ fn crate_graph(root: &str, sources: &BTreeMap<String, String>) -> CrateGraph {
         g.file_module.insert(file.clone(), module);
         g.files.insert(file, facts);
     }
-    // Every path made absolute; `None` for one that leaves the crate.
-    let mut absolute: BTreeMap<String, Vec<(Vec<String>, Vec<String>, Option<String>)>> =
-        BTreeMap::new();
+    // Every path of each file with the module it was written in.
+    let mut absolute: BTreeMap<String, Vec<Scoped>> = BTreeMap::new();
     for (file, facts) in &g.files {
         let module = &g.file_module[file];
         for p in &facts.paths {
