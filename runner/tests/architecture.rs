@@ -517,6 +517,14 @@ fn file_facts(src: &str) -> FileFacts {
         if is(toks.get(i), ";") || is(toks.get(i), "{") || is(toks.get(i), "}") {
             in_use = false;
         }
+        if ident(toks.get(i)) == Some("pub")
+            && is(toks.get(i + 1), "(")
+            && ident(toks.get(i + 2)) == Some("in")
+        {
+            // `pub(in crate::a)` limits who sees an item: no import.
+            i = skip_group(&toks, i + 1);
+            continue;
+        }
         // The start of a path: not itself after `::`, followed by `::`.
         let after_sep = i > 0 && is(toks.get(i - 1), "::");
         if let Some(first) = ident(toks.get(i)) {
@@ -1075,7 +1083,8 @@ fn comments_strings_and_tests_are_not_imports() {
              const S: &str = \"crate::a::f\";\nconst R: &str = r#\"crate::a::f\"#;\n\
              const C: char = '\"'; const L: &'static str = \"\";\n\
              #[cfg(test)]\nmod tests {\n    use crate::a::f;\n}\n\
-             #[cfg(test)]\nmod more;\n",
+             #[cfg(test)]\nmod more;\n\
+             pub(in crate::a) fn g() {}\n",
         ),
         ("c/src/b/more.rs", "use crate::a::f;\n"),
     ]);
