@@ -15,9 +15,9 @@ use super::legality::gives_check;
 use super::params::SearchParams;
 use super::picker::{MovePicker, OrderingContext, Stage};
 use super::see::{move_gain, see_ge};
-use super::syzygy::{wdl_score, TB_WIN_IN_MAX};
+use super::syzygy::wdl_score;
 use super::tt::{Bound, TranspositionTable};
-use super::{Score, SearchInfo, INFINITY, MATE, MATE_IN_MAX, MAX_DEPTH, MAX_PLY};
+use super::{Score, SearchInfo, INFINITY, MATE, MATE_IN_MAX, MAX_DEPTH, MAX_PLY, TB_WIN_IN_MAX};
 
 /// Marks "no static evaluation" (in check).
 const EVAL_NONE: i32 = -31_999;

@@ -48,7 +48,7 @@ use crate::types::Move;
 
 use alphabeta::{Shared, ThreadData, Worker};
 use params::SearchParams;
-pub use syzygy::{SyzygyConfig, TB_WIN, TB_WIN_IN_MAX};
+pub use syzygy::SyzygyConfig;
 use tt::TranspositionTable;
 
 /// Deepest ply the search reaches (the stacks are this long).
@@ -59,6 +59,11 @@ pub const MAX_DEPTH: i32 = 100;
 pub const MATE: i32 = 30000;
 /// Scores at least this large are mates found within [`MAX_PLY`].
 pub const MATE_IN_MAX: i32 = MATE - MAX_PLY as i32;
+/// A tablebase win found at ply `p` scores `TB_WIN - p`: just inside the mate range, below
+/// every real mate.
+pub const TB_WIN: i32 = MATE_IN_MAX - 1;
+/// Scores at least this large are tablebase wins (or mates).
+pub const TB_WIN_IN_MAX: i32 = TB_WIN - MAX_PLY as i32;
 /// Larger than any score.
 pub const INFINITY: i32 = MATE + 1;
 

@@ -7,13 +7,8 @@ use crate::position::Position;
 use crate::tablebase::{Tablebases, Wdl};
 use crate::types::Move;
 
-use super::{MATE_IN_MAX, MAX_PLY};
-
-/// A tablebase win found at ply `p` scores `TB_WIN - p`: just inside the mate range, below
-/// every real mate.
-pub const TB_WIN: i32 = MATE_IN_MAX - 1;
-/// Scores at least this large are tablebase wins (or mates).
-pub const TB_WIN_IN_MAX: i32 = TB_WIN - MAX_PLY as i32;
+use super::tt::Bound;
+use super::TB_WIN;
 
 /// How the search uses the tables (the UCI options of the same names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +36,7 @@ impl Default for SyzygyConfig {
 /// The score and bound of a WDL probe at `ply` (the score from the side to move's view):
 /// a win is a lower bound, a loss an upper bound, a draw exact.
 #[inline]
-pub(crate) fn wdl_score(wdl: Wdl, ply: usize, rule50: bool) -> (i32, super::tt::Bound) {
-    use super::tt::Bound;
+pub(crate) fn wdl_score(wdl: Wdl, ply: usize, rule50: bool) -> (i32, Bound) {
     let draw = rule50 as i32;
     let v = wdl.to_i32();
     if v > draw {
@@ -221,8 +215,7 @@ pub(crate) fn test_tables(test: &str) -> Option<std::sync::Arc<Tablebases>> {
 mod tests {
     use super::*;
     use crate::params::Params;
-    use crate::search::tt::Bound;
-    use crate::search::{Limits, Score, Searcher};
+    use crate::search::{Limits, Score, Searcher, MATE_IN_MAX, TB_WIN_IN_MAX};
 
     /// Tablebase positions: won, drawn and lost for the side to move.
     const ROOTS: [&str; 12] = [

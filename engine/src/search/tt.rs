@@ -16,8 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::types::Move;
 
-use super::syzygy::TB_WIN_IN_MAX;
-use super::MAX_PLY;
+use super::{MAX_PLY, TB_WIN_IN_MAX};
 
 /// How a stored score relates to the true value.
 #[repr(u8)]

@@ -15,6 +15,7 @@ use engine::position::{Position, STARTPOS_FEN};
 use engine::search::Score;
 use engine::types::Color;
 
+use super::game_lines::Lines;
 use super::report::reason;
 use super::Tool;
 use crate::engines::variant::{MoveLimits, Variant};
@@ -35,6 +36,19 @@ pub struct ToolPgn {
     /// cutechess with an EPD book: the FEN's clocks restart at `0 1` (cutechess reads an
     /// EPD's four fields only).
     pub epd: bool,
+}
+
+impl Lines {
+    /// The tool's PGN layout (the personality writes it in place of spar's).
+    pub fn pgn(&self) -> ToolPgn {
+        ToolPgn {
+            tool: self.tool,
+            games_per_round: self.games_per_round,
+            nodes: self.pgn_nodes,
+            seldepth: self.pgn_seldepth,
+            epd: self.epd,
+        }
+    }
 }
 
 impl ToolPgn {
