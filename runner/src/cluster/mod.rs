@@ -25,6 +25,7 @@ pub mod coordinator;
 pub mod html;
 pub mod manifest;
 pub mod merge;
+pub mod merged;
 pub mod records;
 pub mod shard;
 pub mod slurm;

@@ -475,7 +475,7 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
                 Field::input(
                     "book by content",
                     "--book",
-                    super::words_by_content(std::slice::from_ref(&path), true)
+                    crate::jobs::record_fields::words_by_content(std::slice::from_ref(&path), true)
                         .and_then(|w| w.into_iter().next())
                         .into(),
                     path.clone().into(),
@@ -495,8 +495,8 @@ fn record_fields(args: &DatagenArgs, plan: &Plan) -> Vec<Field> {
                     serde_json::to_value(t).expect("json")
                 }),
         ),
-        super::tables_field(
-            &super::table_files(
+        crate::jobs::record_fields::tables_field(
+            &crate::jobs::record_fields::table_files(
                 plan.game.tablebase.as_ref(),
                 std::slice::from_ref(&plan.game.variant),
             ),

@@ -8,8 +8,8 @@ use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::paths::PathCheck;
 use crate::files::run_record;
+use crate::jobs::tune;
 use crate::stdout;
-use crate::tune;
 
 /// Show where a run stands: games, W-L-D, Elo, LLR and bounds, ETA, and one line per shard
 /// (flagged when stalled or failed). Takes a cluster run's directory or a local run's
@@ -74,7 +74,7 @@ pub fn run(args: StatusArgs) -> CliResult {
     // A cluster tune: its trajectory, as for a tune's CSV.
     let tune = match is_dir.then(|| Manifest::read(&args.run)) {
         Some(Ok(m)) if m.command == "tune" => {
-            Some(crate::cmd::tune_cluster::view(&args.run, &m, &snapshot)?)
+            Some(crate::jobs::tune::view::view(&args.run, &m, &snapshot)?)
         }
         _ => None,
     };

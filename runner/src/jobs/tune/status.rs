@@ -3,7 +3,7 @@
 //! come from (a local `--csv` trajectory, see [`from_csv`], or a sharded run's records).
 //!
 //! Per parameter it shows the start, the current θ, the range, the distance travelled in
-//! units of its `c_end`, the averaged θ of [`super::average`] and a **signal measure**:
+//! units of its `c_end`, the averaged θ of [`crate::tune::average`] and a **signal measure**:
 //! whether θ moved over the last half of the run by more than the random walk of its own
 //! steps would have. With K the last iteration, a = ⌊K / 2⌋ and s_k = θ_k − θ_{k−1} the
 //! step of iteration k (r_k · c_k · (W − L) · flip, clipped):
@@ -34,12 +34,13 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::average::{self, Averaged};
-use super::spsa_params::SpsaParam;
-use super::trajectory::{self, Row};
+use super::verdict::{verdict_line, verify_files};
 use crate::cluster::status::{human, Snapshot};
 use crate::error::{CliError, CliResult};
 use crate::files::run_record;
+use crate::tune::average::{self, Averaged};
+use crate::tune::spsa_params::SpsaParam;
+use crate::tune::trajectory::{self, Row};
 
 /// |z| from which a parameter's motion counts as signal.
 pub const Z_SIGNAL: f64 = 2.0;
@@ -723,9 +724,9 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
     }
     // The verification SPRT's verdict, once the run has one; before that, how far it got.
     if let Some(v) = record.get("verify") {
-        extra_lines.push(crate::cmd::tune::verdict_line(v));
+        extra_lines.push(verdict_line(v));
     } else {
-        let results = crate::cmd::tune::verify_files(path).results;
+        let results = verify_files(path).results;
         if results.is_file() {
             let state = if crate::files::lock::is_held(&results) {
                 "running"
