@@ -63,7 +63,7 @@ pub fn run(args: ShardArgs) -> CliResult {
     let result = match m.command.as_str() {
         "match" => crate::jobs::matches::shards::run_shard(args, false, &shard),
         "sprt" => crate::jobs::matches::shards::run_shard(args, true, &shard),
-        "datagen" => super::datagen::run_shard(args, &shard),
+        "datagen" => crate::jobs::datagen::shards::run_shard(args, &shard),
         "tune" => crate::jobs::tune::shards::run_shard(args, &shard),
         other => Err(CliError::usage(format!(
             "{}: unknown command '{other}'",

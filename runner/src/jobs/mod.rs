@@ -4,6 +4,7 @@
 //! shards of a cluster run. `cmd/` turns the command line into a call of these;
 //! [`record_fields`] holds what their run records compare of the files they name.
 
+pub mod datagen;
 pub mod matches;
 pub mod record_fields;
 pub mod tune;
