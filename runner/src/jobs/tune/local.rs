@@ -221,8 +221,8 @@ fn theta_line(names: &[String], theta: &[f64]) -> String {
 fn session(games_before: u64) -> serde_json::Map<String, serde_json::Value> {
     let mut extra = serde_json::Map::new();
     extra.insert(
-        super::status::SESSION_KEY.into(),
-        super::status::session_record(games_before),
+        super::status_local::SESSION_KEY.into(),
+        super::status_local::session_record(games_before),
     );
     extra
 }
