@@ -225,6 +225,7 @@ pub(super) const HEADS: [&str; 12] = [
     "verdict",
 ];
 
+/// Every parameter's cells of the table (`avg`: the averaged θ, when there is one).
 pub(super) fn cells(v: &TuneView, avg: Option<&Averaged>) -> Vec<Cells> {
     let current = v.current();
     v.params
@@ -253,6 +254,7 @@ pub(super) fn cells(v: &TuneView, avg: Option<&Averaged>) -> Vec<Cells> {
         .collect()
 }
 
+/// The lines above the table: iterations, pace, state.
 pub(super) fn summary(v: &TuneView) -> Vec<String> {
     let (done, n) = (v.done(), v.iterations);
     let pct = if n > 0 {
