@@ -36,7 +36,7 @@ pub const MAX_SHARDS: u64 = 100_000;
 pub const MAX_TOTAL: u64 = 1 << 40;
 
 /// The manifest's file name in the run directory.
-pub const FILE: &str = "manifest.json";
+pub const FILE: &str = crate::files::run_dir::MANIFEST;
 
 /// A file the run depends on, with its content hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

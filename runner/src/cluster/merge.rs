@@ -14,7 +14,8 @@ use data::training::files::{game_ends, Format, GameEnds};
 use serde::Deserialize;
 
 use super::manifest::{now_secs, Manifest};
-use super::records::{Conflict, Records};
+use super::merged::Merged;
+use super::records::Records;
 use crate::cli::OutputArgs;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::{write_atomically, write_bytes_atomically};
@@ -45,18 +46,6 @@ struct DatagenOutputs {
 struct TuneOutputs {
     csv: Option<PathBuf>,
     out: Option<PathBuf>,
-}
-
-/// What a merge printed and wrote.
-pub struct Merged {
-    /// The summary lines (stdout).
-    pub lines: Vec<String>,
-    /// Pairs (datagen: games) merged.
-    pub done: u64,
-    /// Whether every pair (game) of a fixed-size run is there.
-    pub complete: bool,
-    /// Pairs recorded twice with different games.
-    pub conflicts: Vec<Conflict>,
 }
 
 /// Where a path of the run's arguments is, from here.
@@ -194,7 +183,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         return merge_datagen(dir, manifest);
     }
     if manifest.command == "tune" {
-        return crate::cmd::tune_cluster::merge(dir, manifest);
+        return crate::jobs::tune::merge::merge(dir, manifest);
     }
     let outputs: MatchOutputs = serde_json::from_value(manifest.args.clone())
         .map_err(|e| CliError::usage(format!("{}: {e}", Manifest::path(dir).display())))?;
@@ -265,7 +254,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
             .iter()
             .map(|t| (t.path.clone(), t.size))
             .collect();
-        let fields = crate::cmd::matches::record_fields(
+        let fields = crate::jobs::matches::record::record_fields(
             plan,
             files.pgnout.is_some(),
             dump.as_ref(),

@@ -19,12 +19,13 @@
 //! worker, so a pair played twice gives the same games; shard I of N plays pairs I, I+N, …
 //! and appends to its own directory only (no file is shared between nodes). `merge` and
 //! `status` read the shard records at any time. No output of any command may be one of
-//! these files ([`owned_file`]).
+//! these files ([`crate::files::run_dir::owned_file`]).
 
 pub mod coordinator;
 pub mod html;
 pub mod manifest;
 pub mod merge;
+pub mod merged;
 pub mod records;
 pub mod shard;
 pub mod slurm;
@@ -70,24 +71,6 @@ pub fn coordinator_lock(dir: &Path) -> PathBuf {
 /// Shard `index`'s lock: one process per shard.
 pub fn shard_lock(dir: &Path, index: u64) -> PathBuf {
     shard_dir(dir, index).join("shard.lock")
-}
-
-/// What a path inside a run directory (relative to it) is, when the run owns it: the
-/// manifest, the jobs file, STOP, the coordinator's lock, anything under `shards/`,
-/// `engines/` or `logs/`. Other paths in the directory (a merged `all.csv`) are free.
-pub fn owned_file(relative: &Path) -> Option<&'static str> {
-    let first = relative.components().next()?.as_os_str().to_str()?;
-    Some(match first {
-        manifest::FILE => "the manifest",
-        "jobs.json" => "the jobs file",
-        "STOP" => "the STOP file",
-        "coordinator.lock" => "the coordinator's lock",
-        "shards" => "a shard's record",
-        "engines" => "a built engine",
-        "logs" => "a task's log",
-        "verify" => "the verification run of a tune",
-        _ => return None,
-    })
 }
 
 /// The array tasks' output files.

@@ -61,10 +61,10 @@ pub fn run(args: ShardArgs) -> CliResult {
     })?;
     let args = m.args.clone();
     let result = match m.command.as_str() {
-        "match" => super::matches::run_shard(args, false, &shard),
-        "sprt" => super::matches::run_shard(args, true, &shard),
-        "datagen" => super::datagen::run_shard(args, &shard),
-        "tune" => super::tune_cluster::run_shard(args, &shard),
+        "match" => crate::jobs::matches::shards::run_shard(args, false, &shard),
+        "sprt" => crate::jobs::matches::shards::run_shard(args, true, &shard),
+        "datagen" => crate::jobs::datagen::shards::run_shard(args, &shard),
+        "tune" => crate::jobs::tune::shards::run_shard(args, &shard),
         other => Err(CliError::usage(format!(
             "{}: unknown command '{other}'",
             Manifest::path(&shard.dir).display()

@@ -8,8 +8,8 @@ use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::paths::PathCheck;
 use crate::files::run_record;
+use crate::jobs::tune;
 use crate::stdout;
-use crate::tune;
 
 /// Show where a run stands: games, W-L-D, Elo, LLR and bounds, ETA, and one line per shard
 /// (flagged when stalled or failed). Takes a cluster run's directory or a local run's
@@ -47,7 +47,7 @@ pub fn run(args: StatusArgs) -> CliResult {
             args.run.display()
         )));
     }
-    if !is_dir && tune::status::is_tune(&args.run) {
+    if !is_dir && tune::status_local::is_tune(&args.run) {
         return run_tune(&args);
     }
     // Before any work: --html may be no file the run owns or reads.
@@ -74,13 +74,13 @@ pub fn run(args: StatusArgs) -> CliResult {
     // A cluster tune: its trajectory, as for a tune's CSV.
     let tune = match is_dir.then(|| Manifest::read(&args.run)) {
         Some(Ok(m)) if m.command == "tune" => {
-            Some(crate::cmd::tune_cluster::view(&args.run, &m, &snapshot)?)
+            Some(tune::status_cluster::view(&args.run, &m, &snapshot)?)
         }
         _ => None,
     };
     if let Some(path) = &args.html {
         let page = match &tune {
-            Some(view) => tune::status::html(view),
+            Some(view) => tune::status_page::html(view),
             None => html::render(&snapshot),
         };
         write_atomically(path, &page).map_err(|e| {
@@ -108,9 +108,9 @@ fn run_tune(args: &StatusArgs) -> CliResult {
         engines_of_record(&args.run, &mut check);
         check.check()?;
     }
-    let view = tune::status::from_csv(&args.run)?;
+    let view = tune::status_local::from_csv(&args.run)?;
     if let Some(path) = &args.html {
-        write_atomically(path, &tune::status::html(&view)).map_err(|e| {
+        write_atomically(path, &tune::status_page::html(&view)).map_err(|e| {
             CliError::failure(format!("cannot write --html {}: {e}", path.display()))
         })?;
     }

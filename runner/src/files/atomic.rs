@@ -27,7 +27,7 @@ pub fn write_bytes_atomically(path: &Path, text: &[u8]) -> io::Result<()> {
         Ok(m) if !m.is_file() => return write_in_place(&target, text),
         _ => {}
     }
-    let dir = super::paths::parent_dir(&target);
+    let dir = super::names::parent_dir(&target);
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(text)?;
     // A temporary file is created private (0600); the result is an ordinary file.
@@ -50,7 +50,7 @@ fn resolve_link(path: &Path) -> io::Result<PathBuf> {
             // A dangling link: write where it points.
             Err(_) => {
                 let to = std::fs::read_link(path)?;
-                Ok(super::paths::parent_dir(path).join(to))
+                Ok(super::names::parent_dir(path).join(to))
             }
         },
         _ => Ok(path.to_path_buf()),

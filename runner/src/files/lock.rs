@@ -22,7 +22,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{CliError, CliResult};
-use crate::files::paths::with_suffix;
+use crate::files::names::with_suffix;
 
 /// A held lock; dropping it releases it (and removes the lock file of an output).
 #[derive(Debug)]

@@ -59,7 +59,7 @@ pub struct OpenFiles<'a> {
     pub stride: Stride,
 }
 
-/// A PGN layout in place of spar's own (a personality's: cmd::compat::ToolPgn): game `g`
+/// A PGN layout in place of spar's own (a personality's: `ToolPgn` in cmd/compat): game `g`
 /// (0 or 1) of a pair, its White and Black, and when it ended, as the game's PGN text
 /// (ending with a blank line, as spar's).
 pub type PgnFormat = Box<

@@ -17,6 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{CliError, CliResult};
 use crate::files::engine_files;
+use crate::files::names::parent_dir;
+use crate::files::run_dir::owned_file;
 
 /// A file a command reads or writes, with the flag that names it.
 #[derive(Clone, Debug)]
@@ -210,11 +212,7 @@ impl PathCheck {
                 )));
             }
             for dir in &self.run_dirs {
-                if let Some(what) = at
-                    .strip_prefix(dir)
-                    .ok()
-                    .and_then(crate::cluster::owned_file)
-                {
+                if let Some(what) = at.strip_prefix(dir).ok().and_then(owned_file) {
                     return Err(CliError::usage(format!(
                         "{} {} is {what} of the run in {}: give a path outside the run's own files",
                         f.flag,
@@ -340,13 +338,6 @@ fn resolved(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| where_made(path))
 }
 
-/// The directory a file is made in (`.` for a bare name).
-pub fn parent_dir(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
 fn check_output(flag: &str, path: &Path) -> CliResult {
     let shown = path.display();
     match std::fs::metadata(path) {
@@ -394,13 +385,6 @@ fn check_output(flag: &str, path: &Path) -> CliResult {
         }
     }
     Ok(())
-}
-
-/// `PATH` with `suffix` added to its name (`R.csv` → `R.csv.run.json`).
-pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut os = path.as_os_str().to_owned();
-    os.push(suffix);
-    PathBuf::from(os)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::input::{read_optional, SMALL_FILE};
-use crate::files::paths::with_suffix;
+use crate::files::names::with_suffix;
 
 /// Format version of the record: 2 since it pins the `--tb` tables (a record of version 1
 /// lacks them, and matches without them).

@@ -10,7 +10,8 @@
 //! - [`plot`]: an SVG of each parameter's trajectory.
 //! - [`report`]: final values as OpenBench lines, `setoption` lines and Rust source.
 //! - [`average`]: the averaged θ over the last part of a run, with batch-means error bars.
-//! - [`status`]: `spar status` of a tune: text and HTML page, a signal measure per parameter.
+//! - `spar status` of a tune (text and HTML page, a signal measure per parameter) is the tune
+//!   job's: [`crate::jobs::tune::status`].
 //! - [`probe`]: `spar tune --probe`, the preflight match of θ + c_end against θ − c_end.
 //! - [`texel`]: positions, the linear evaluation model, the K fit and the Adam optimiser.
 
@@ -25,6 +26,5 @@ pub mod schedule;
 pub mod selfplay;
 pub mod spsa;
 pub mod spsa_params;
-pub mod status;
 pub mod texel;
 pub mod trajectory;

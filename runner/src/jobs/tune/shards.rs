@@ -10,59 +10,30 @@
 //! byte what a local run with the same options writes.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use engine::rng::pair_seed;
 
-use super::tune::{check_engine, setup, tuned_values, verdict_line, verify_argv, Setup, TuneArgs};
+use super::args::TuneArgs;
+use super::merge::{replay, score_of, SIDES};
+use super::setup::{check_engine, check_paths, setup, tuned_values};
+use super::verify::{check_verification, verify_cluster};
 use crate::cluster::coordinator::{self, Submission};
-use crate::cluster::manifest::{files_in_words, Manifest};
-use crate::cluster::merge::Merged;
-use crate::cluster::records::{PairRecord, Records};
+use crate::cluster::manifest::files_in_words;
+use crate::cluster::records::Records;
 use crate::cluster::shard::ShardRun;
-use crate::cluster::status::Snapshot;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
-use crate::files::atomic::write_atomically;
 use crate::files::match_files::{MatchFiles, OpenFiles};
-use crate::files::run_record;
 use crate::interrupt;
 use crate::play::game::PlayedGame;
 use crate::play::schedule::PairOutcome;
 use crate::progress::Progress;
-use crate::stdout;
 use crate::tune::crash::Crashes;
 use crate::tune::driver::{self, Sink};
 use crate::tune::schedule::Tuner;
 use crate::tune::selfplay::SelfPlay;
 use crate::tune::spsa::Perturbation;
-use crate::tune::status::TuneView;
-use crate::tune::trajectory::{self, Row};
-
-/// The names of a tune's two sides in its records.
-pub const SIDES: [&str; 2] = ["dev", "base"];
-
-/// Dev's wins minus losses in a recorded pair.
-fn score_of(p: &PairRecord) -> i64 {
-    p.games
-        .iter()
-        .map(|g| match g.first_result() {
-            sprt::PlayerResult::Win => 1,
-            sprt::PlayerResult::Draw => 0,
-            sprt::PlayerResult::Loss => -1,
-        })
-        .sum()
-}
-
-/// The tune's arguments as the manifest holds them.
-fn stored_args(dir: &Path, m: &Manifest) -> CliResult<TuneArgs> {
-    serde_json::from_value(m.args.clone()).map_err(|e| {
-        CliError::usage(format!(
-            "{}: the tune arguments do not read: {e}",
-            Manifest::path(dir).display()
-        ))
-    })
-}
+use crate::tune::trajectory::Row;
 
 /// The engine of a tune as the two sides of its records.
 fn sides(variant: &Variant) -> [Variant; 2] {
@@ -77,7 +48,7 @@ fn sides(variant: &Variant) -> [Variant; 2] {
 pub fn coordinate(mut args: TuneArgs) -> CliResult {
     let quiet = args.run.quiet;
     let cpus = coordinator::shard_cpus(&mut args.run, &args.slurm)?;
-    super::tune::check_paths(&args)?;
+    check_paths(&args)?;
     let resume = args.resume;
     if !resume {
         // The merge writes the trajectory whole; a local run would append to it.
@@ -94,7 +65,7 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
     }
     // Every option, the verification's too, before the run directory is touched.
     let mut s = setup(&args)?;
-    super::tune::check_verification(&args, &s)?;
+    check_verification(&args, &s)?;
     let cluster = coordinator::prepare(&args.slurm, resume)?;
     s.plan.concurrency = cpus;
     args.resume = false;
@@ -149,205 +120,6 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
     let (_, rows) = replay(&cluster.dir, &manifest, &s)?;
     let (_, finals) = tuned_values(&s, &rows);
     verify_cluster(&args, &s, &cluster.dir, &finals, cpus)
-}
-
-/// The verification SPRT of a cluster tune: `spar sprt --slurm --run-dir RUN_DIR/verify`
-/// with the tune's shards and CPUs, reattached when it was started before; its verdict goes
-/// into the tune's run record (with --csv) and status.
-fn verify_cluster(
-    args: &TuneArgs,
-    s: &Setup,
-    dir: &Path,
-    finals: &[(String, i64)],
-    cpus: usize,
-) -> CliResult {
-    let vdir = verify_dir(dir);
-    let json = verify_json(dir);
-    let mut argv = verify_argv(args, s, finals);
-    argv.extend([
-        "--slurm".to_string(),
-        "--run-dir".to_string(),
-        vdir.to_string_lossy().into_owned(),
-        "--shards".to_string(),
-        args.slurm
-            .shards
-            .unwrap_or(crate::cli::SlurmArgs::DEFAULT_SHARDS)
-            .to_string(),
-        "--cpus-per-shard".to_string(),
-        cpus.to_string(),
-        "--json".to_string(),
-        json.to_string_lossy().into_owned(),
-    ]);
-    for a in &args.slurm.sbatch_args {
-        argv.push(format!("--sbatch-arg={a}"));
-    }
-    if Manifest::path(&vdir).exists() {
-        argv.push("--resume".into());
-    }
-    if !args.run.quiet {
-        eprintln!(
-            "\nVerifying: SPRT [{}, {}] of the tuned values against the start values in {} (--no-verify skips it)",
-            args.verify.verify_elo0.unwrap_or(0.0),
-            args.verify.verify_elo1.unwrap_or(5.0),
-            vdir.display()
-        );
-    }
-    stdout::print("\n")?;
-    super::tune::run_sprt(&argv)?;
-    if let Some(v) = super::tune::read_verdict(&json) {
-        stdout::print(&format!("{}\n", verdict_line(&v)))?;
-        if let Some(csv) = &args.csv {
-            let mut extra = serde_json::Map::new();
-            extra.insert("verify".into(), v);
-            run_record::write("--csv", csv, "tune", &s.fields, extra)?;
-        }
-    }
-    Ok(())
-}
-
-/// The JSON summary of a cluster tune's verification SPRT (beside its run directory).
-pub fn verify_json(dir: &Path) -> std::path::PathBuf {
-    dir.join("verify.json")
-}
-
-/// Where a cluster tune's verification SPRT runs.
-pub fn verify_dir(dir: &Path) -> std::path::PathBuf {
-    dir.join("verify")
-}
-
-/// The trajectory of a cluster tune from its shards' records: the tuner after every
-/// complete iteration, and the rows (the start row first).
-fn replay(dir: &Path, m: &Manifest, s: &Setup) -> CliResult<(Tuner, Vec<Row>)> {
-    let mut records = Records::new(dir, m)?;
-    records.refresh()?;
-    let mut tuner = s.tuner();
-    let mut rows = vec![tuner.start_row()];
-    for (&k, p) in records.pairs().0 {
-        tuner.record(k, score_of(p));
-        rows.extend(tuner.advance());
-    }
-    Ok((tuner, rows))
-}
-
-/// `spar merge` (and the coordinator's epilogue) of a tune: the trajectory CSV and its run
-/// record, `--out`, and the final values.
-pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
-    let args = stored_args(dir, m)?;
-    let s = setup(&args)?;
-    let mut records = Records::new(dir, m)?;
-    records.refresh()?;
-    let (pairs, conflicts) = records.pairs();
-    let conflicts = conflicts.to_vec();
-    let done_pairs = pairs.len() as u64;
-    let (tuner, rows) = replay(dir, m, &s)?;
-    if let Some(csv) = &args.csv {
-        let mut text = trajectory::header(&s.names) + "\n";
-        for row in &rows {
-            text.push_str(&trajectory::format_row(row));
-            text.push('\n');
-        }
-        write_atomically(csv, &text)
-            .map_err(|e| CliError::failure(format!("cannot write --csv {}: {e}", csv.display())))?;
-        let mut extra = serde_json::Map::new();
-        extra.insert("run_dir".into(), dir.to_string_lossy().into_owned().into());
-        // A verdict recorded earlier stays.
-        if let Some(v) = run_record::read("--csv", csv)
-            .ok()
-            .flatten()
-            .and_then(|r| r.object.get("verify").cloned())
-        {
-            extra.insert("verify".into(), v);
-        }
-        run_record::write("--csv", csv, "tune", &s.fields, extra)?;
-    }
-    let (values, finals) = tuned_values(&s, &rows);
-    let head = format!(
-        "SPSA: {}/{} iterations, {} games on {} shards ({done_pairs} pairs recorded)",
-        tuner.done(),
-        s.gains.iterations,
-        tuner.games(),
-        m.shards
-    );
-    let mut lines = vec![head];
-    lines.extend(values.lines().map(str::to_string));
-    if let Some(out) = &args.out {
-        write_atomically(out, &crate::tune::report::openbench_lines(&finals))
-            .map_err(|e| CliError::failure(format!("cannot write --out {}: {e}", out.display())))?;
-        lines.push(String::new());
-        lines.push(format!("Wrote {}", out.display()));
-    }
-    if !conflicts.is_empty() {
-        lines.push(format!(
-            "{} pairs were recorded twice with different games (the lower shard's record is counted): a time-limited tune is not reproducible",
-            conflicts.len()
-        ));
-    }
-    Ok(Merged {
-        lines,
-        done: done_pairs,
-        complete: tuner.done() == s.gains.iterations,
-        conflicts,
-    })
-}
-
-/// What `spar status RUN_DIR` shows of a cluster tune: its trajectory so far (from the
-/// shards' records, by the schedule), games/s and ETA from the run's snapshot, the shards'
-/// lines and the verification's verdict.
-pub fn view(dir: &Path, m: &Manifest, snapshot: &Snapshot) -> CliResult<TuneView> {
-    let args = stored_args(dir, m)?;
-    let s = setup(&args)?;
-    let (_, rows) = replay(dir, m, &s)?;
-    let games = 2 * snapshot.pairs.len() as u64;
-    let games_per_second = snapshot
-        .elapsed
-        .filter(|&e| e > 0.0 && games > 0)
-        .map(|e| games as f64 / e);
-    let mut live = !snapshot.finished();
-    let mut extra_lines = vec![format!(
-        "{} shards; --delay {}; pairs recorded {}{}",
-        m.shards,
-        s.schedule.delay,
-        snapshot.pairs.len(),
-        snapshot.total.map_or(String::new(), |t| format!(" of {t}"))
-    )];
-    extra_lines.extend(
-        snapshot
-            .lines()
-            .into_iter()
-            .filter(|l| l.trim_start().starts_with("shard ") || l.contains("conflict")),
-    );
-    let vdir = verify_dir(dir);
-    if Manifest::path(&vdir).exists() {
-        match super::tune::read_verdict(&verify_json(dir)) {
-            Some(v) => extra_lines.push(verdict_line(&v)),
-            None => {
-                // The page stays live while the verification plays.
-                let verification = crate::cluster::status::of_run(&vdir);
-                live |= verification.as_ref().is_ok_and(|v| !v.finished());
-                extra_lines.extend(crate::tune::status::verification_so_far(
-                    verification,
-                    "its coordinator runs it, or --resume continues it",
-                    &vdir,
-                ));
-            }
-        }
-    }
-    Ok(TuneView {
-        title: format!(
-            "Run {}: spar tune, {} parameters, {} shards",
-            dir.display(),
-            s.params.len(),
-            m.shards
-        ),
-        params: s.params,
-        rows,
-        iterations: s.gains.iterations,
-        pairs_per_iteration: s.schedule.pairs_per_iteration,
-        games_per_second,
-        eta_seconds: if live { snapshot.eta() } else { None },
-        extra_lines,
-        live,
-    })
 }
 
 /// A shard's sink: its pairs written to its own results file in its order, the other

@@ -1,0 +1,16 @@
+//! What a merge of a cluster run's records printed and wrote: whatever the job, the
+//! coordinator and `spar merge` read the same few facts of it.
+
+use super::records::Conflict;
+
+/// What a merge printed and wrote.
+pub struct Merged {
+    /// The summary lines (stdout).
+    pub lines: Vec<String>,
+    /// Pairs (datagen: games) merged.
+    pub done: u64,
+    /// Whether every pair (game) of a fixed-size run is there.
+    pub complete: bool,
+    /// Pairs recorded twice with different games.
+    pub conflicts: Vec<Conflict>,
+}
