@@ -30,73 +30,16 @@ use std::path::Path;
 const MAX_LINES: usize = 650;
 
 /// Files outside `cmd/` that still import from `cmd/`: (importing file, imported file, why).
-const ALLOWED_CMD_IMPORTS: &[(&str, &str, &str)] = &[
-    (
-        "runner/src/cluster/merge.rs",
-        "runner/src/cmd/matches.rs",
-        "issue 30: merge writes a match's files with cmd::matches::record_fields until the \
-         job contract holds them",
-    ),
-    (
-        "runner/src/cluster/merge.rs",
-        "runner/src/cmd/tune_cluster.rs",
-        "issue 30: merge picks the job by its command and calls cmd::tune_cluster::merge",
-    ),
-    (
-        "runner/src/tune/status.rs",
-        "runner/src/cmd/tune.rs",
-        "issue 30: the tune's status calls cmd::tune::verdict_line and verify_files",
-    ),
-];
+const ALLOWED_CMD_IMPORTS: &[(&str, &str, &str)] = &[];
 
 /// Circles of imports still there: (the files of the circle, sorted, why).
-const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[
-    (
-        &[
-            "runner/src/cluster/coordinator.rs",
-            "runner/src/cluster/html.rs",
-            "runner/src/cluster/merge.rs",
-            "runner/src/cluster/status.rs",
-            "runner/src/cmd/matches.rs",
-            "runner/src/cmd/tune.rs",
-            "runner/src/cmd/tune_cluster.rs",
-            "runner/src/tune/status.rs",
-        ],
-        "issue 30: the sharded jobs wire the coordinator from cmd/, and merge and status \
-         call back into cmd/ by the job's command",
-    ),
-    (
-        &[
-            "runner/src/cluster/manifest.rs",
-            "runner/src/cluster/mod.rs",
-            "runner/src/files/atomic.rs",
-            "runner/src/files/lock.rs",
-            "runner/src/files/paths.rs",
-        ],
-        "issue 30: files/paths.rs asks cluster/ which files a run directory owns, and \
-         paths.rs and lock.rs name each other's lock files",
-    ),
-];
+const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[];
 
 /// Runner files still over [`MAX_LINES`] lines outside their tests: (file, why).
-const ALLOWED_LONG_FILES: &[(&str, &str)] = &[
-    (
-        "runner/src/cluster/coordinator.rs",
-        "issue 30: written once, generic over the job contract",
-    ),
-    (
-        "runner/src/cmd/datagen.rs",
-        "issue 30: the datagen job's plan and driver still in its command",
-    ),
-    (
-        "runner/src/cmd/tune.rs",
-        "issue 30: setup, checks, driver, verification SPRT and probe still in the command",
-    ),
-    (
-        "runner/src/tune/status.rs",
-        "issue 30: the tune's status view, to be the tune job's",
-    ),
-];
+const ALLOWED_LONG_FILES: &[(&str, &str)] = &[(
+    "runner/src/cluster/coordinator.rs",
+    "issue 30: written once, generic over the job contract",
+)];
 
 /// The crates checked: (folder, root file inside `src/`).
 const CRATES: &[(&str, &str)] = &[
