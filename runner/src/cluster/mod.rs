@@ -27,6 +27,7 @@ pub mod manifest;
 pub mod merge;
 pub mod merged;
 pub mod records;
+pub mod setup;
 pub mod shard;
 pub mod slurm;
 pub mod status;

@@ -8,6 +8,7 @@ use super::generate::generate;
 use super::plan::{plan, Target};
 use crate::cli::SlurmArgs;
 use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::error::{CliError, CliResult};
 
@@ -19,9 +20,9 @@ pub fn coordinate(mut args: DatagenArgs) -> CliResult {
             "--positions cannot be sharded (where a shard stops depends on the others): give --games N with --slurm",
         ));
     }
-    coordinator::shard_cpus(&mut args.run, &args.slurm)?;
+    setup::shard_cpus(&mut args.run, &args.slurm)?;
     let resume = args.resume;
-    let cluster = coordinator::prepare(&args.slurm, resume)?;
+    let cluster = setup::prepare(&args.slurm, resume)?;
     // Checks every option (and the --out paths) as a local run would.
     let checked = plan(&args)?;
     let Target::Games(games) = checked.target else {
@@ -41,7 +42,7 @@ pub fn coordinate(mut args: DatagenArgs) -> CliResult {
     args.resume = false;
     let stored = serde_json::to_value(&args).expect("arguments are json");
     let manifest = if resume {
-        coordinator::reattach(&cluster, "datagen", &stored)?
+        setup::reattach(&cluster, "datagen", &stored)?
     } else {
         let book = args
             .book
@@ -52,7 +53,7 @@ pub fn coordinate(mut args: DatagenArgs) -> CliResult {
             .iter()
             .map(|f| ("--eval-file".to_string(), f.clone()))
             .collect();
-        let mut m = coordinator::plan_manifest(
+        let mut m = setup::plan_manifest(
             &cluster,
             "datagen",
             stored,

@@ -6,6 +6,7 @@ use super::args::{checked_paths, has_rows, plan, MatchArgs};
 use super::local::play;
 use crate::cli::{OutputArgs, SlurmArgs};
 use crate::cluster::coordinator::{self, Submission};
+use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::engines;
 use crate::error::{CliError, CliResult};
@@ -14,7 +15,7 @@ use crate::error::{CliError, CliResult};
 /// manifest written, then [`coordinator::run`] submits, watches, stops and merges.
 pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
     let quiet = args.run.quiet;
-    let cpus = coordinator::shard_cpus(&mut args.run, &args.slurm)?;
+    let cpus = setup::shard_cpus(&mut args.run, &args.slurm)?;
     let dump_spec = checked_paths(&args)?;
     if !args.files.resume {
         // The merge writes these whole; a local run would append to them.
@@ -38,7 +39,7 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             )));
         }
     }
-    let cluster = coordinator::prepare(&args.slurm, args.files.resume)?;
+    let cluster = setup::prepare(&args.slurm, args.files.resume)?;
     let (mut plan, mut run) = plan(&args, is_sprt, None)?;
     // A shard plays --cpus-per-shard pairs at once, whatever the number of pairs.
     plan.concurrency = cpus;
@@ -47,7 +48,7 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
     let stored = serde_json::to_value(&args).expect("arguments are json");
     let command = if is_sprt { "sprt" } else { "match" };
     let manifest = if resume {
-        coordinator::reattach(&cluster, command, &stored)?
+        setup::reattach(&cluster, command, &stored)?
     } else {
         let built: Vec<bool> = run
             .variants
@@ -67,7 +68,7 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
                 )
             })
             .collect();
-        let mut m = coordinator::plan_manifest(
+        let mut m = setup::plan_manifest(
             &cluster,
             command,
             stored,
@@ -78,7 +79,7 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
             &files,
             plan.pairs,
         )?;
-        coordinator::pin_tables(&mut m, &cluster.dir, &plan.adjudication, &run.variants)?;
+        setup::pin_tables(&mut m, &cluster.dir, &plan.adjudication, &run.variants)?;
         m
     };
     let submission = Submission {

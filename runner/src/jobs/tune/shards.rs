@@ -20,6 +20,7 @@ use super::verify::{check_verification, verify_cluster};
 use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::manifest::files_in_words;
 use crate::cluster::records::Records;
+use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
@@ -47,7 +48,7 @@ fn sides(variant: &Variant) -> [Variant; 2] {
 /// The coordinator of `spar tune --slurm`.
 pub fn coordinate(mut args: TuneArgs) -> CliResult {
     let quiet = args.run.quiet;
-    let cpus = coordinator::shard_cpus(&mut args.run, &args.slurm)?;
+    let cpus = setup::shard_cpus(&mut args.run, &args.slurm)?;
     check_paths(&args)?;
     let resume = args.resume;
     if !resume {
@@ -66,12 +67,12 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
     // Every option, the verification's too, before the run directory is touched.
     let mut s = setup(&args)?;
     check_verification(&args, &s)?;
-    let cluster = coordinator::prepare(&args.slurm, resume)?;
+    let cluster = setup::prepare(&args.slurm, resume)?;
     s.plan.concurrency = cpus;
     args.resume = false;
     let stored = serde_json::to_value(&args).expect("arguments are json");
     let manifest = if resume {
-        coordinator::reattach(&cluster, "tune", &stored)?
+        setup::reattach(&cluster, "tune", &stored)?
     } else {
         let built = matches!(s.run.variants[0].source, Source::Build { .. });
         s.run.build_variants(quiet)?;
@@ -93,7 +94,7 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
             .collect();
         plan.pairs = Some(s.schedule.total_pairs());
         let variants = sides(&s.run.variants[0]);
-        let mut m = coordinator::plan_manifest(
+        let mut m = setup::plan_manifest(
             &cluster,
             "tune",
             stored,
@@ -104,7 +105,7 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
             &files,
             Some(s.schedule.total_pairs()),
         )?;
-        coordinator::pin_tables(&mut m, &cluster.dir, &s.plan.adjudication, &s.run.variants)?;
+        setup::pin_tables(&mut m, &cluster.dir, &s.plan.adjudication, &s.run.variants)?;
         m
     };
     coordinator::run(&Submission {
