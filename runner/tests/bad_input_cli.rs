@@ -413,3 +413,28 @@ fn a_book_start_past_its_end_is_refused_by_every_command() {
         match_each("nodes=100")
     ))));
 }
+
+/// A hash size beyond the builtin engine's range names the option that gave it and the range,
+/// for `option.Hash=` and for datagen's `--hash` (which used to show the internal engine words
+/// and say "1 or more" of a number that was above the limit).
+#[test]
+fn a_hash_size_out_of_range_names_its_option_and_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.vf");
+    let o = run_quickly(&[
+        "datagen",
+        "--out",
+        path_str(&out),
+        "--games",
+        "2",
+        "--hash",
+        "100000000",
+    ]);
+    usage_error(&o, "spar: error: --hash 100000000: at most 1048576 MiB");
+    assert!(!out.exists(), "nothing written");
+    let o = run_quickly(&argv(&format!(
+        "{} option.Hash=2000000",
+        match_each("nodes=100")
+    )));
+    usage_error(&o, "option.Hash=2000000: expected MiB from 1 to 1048576");
+}

@@ -11,6 +11,9 @@ use engine::params::Params;
 use engine::search::{Evaluation, SyzygyConfig};
 use engine::tablebase::Tablebases;
 
+/// The builtin engine's `option.Hash` (and datagen's `--hash`) range, MiB: up to 1 TiB.
+pub const HASH_MB: std::ops::RangeInclusive<usize> = 1..=1 << 20;
+
 /// Where a variant's moves come from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
@@ -316,8 +319,8 @@ pub fn parse_variant(
                     hash_mb = value
                         .parse::<usize>()
                         .ok()
-                        .filter(|&m| (1..=1 << 20).contains(&m))
-                        .ok_or_else(|| format!("engine '{name}': option.Hash={value}: expected MiB, 1 or more"))?
+                        .filter(|m| HASH_MB.contains(m))
+                        .ok_or_else(|| format!("engine '{name}': option.Hash={value}: expected MiB from {} to {}", HASH_MB.start(), HASH_MB.end()))?
                 }
                 "Eval" => {
                     evaluation = Evaluation::parse(&value).map_err(|_| {

@@ -76,6 +76,14 @@ pub(crate) fn plan(args: &DatagenArgs) -> CliResult<Plan> {
     if args.hash == 0 {
         return Err(CliError::usage("--hash must be at least 1 MiB"));
     }
+    let hash = &crate::engines::variant::HASH_MB;
+    if !hash.contains(&args.hash) {
+        return Err(CliError::usage(format!(
+            "--hash {}: at most {} MiB (1 TiB) per game",
+            args.hash,
+            hash.end()
+        )));
+    }
     let evaluation = Evaluation::parse(&args.eval).map_err(CliError::usage)?;
     let eval_file = args.eval_file.as_ref().map(|f| f.to_string_lossy());
     rule::check(evaluation, eval_file.as_deref(), &rule::FLAGS).map_err(CliError::usage)?;
