@@ -561,6 +561,11 @@ fn status_of_an_empty_tune_or_match_file_shows_its_run() {
         );
     }
     assert!(!status.contains(" vs "), "{status}");
+    assert!(
+        status.contains("Over the last half of the iterations (none yet)")
+            && !status.contains("1..0"),
+        "no iteration is named before the first: {status}"
+    );
     // The empty trajectory resumes as a new run.
     ok(&tune("--resume"));
     assert_eq!(

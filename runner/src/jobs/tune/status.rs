@@ -288,13 +288,21 @@ pub(super) fn summary(v: &TuneView) -> Vec<String> {
 /// The legend of the signal columns.
 pub(super) fn legend(v: &TuneView) -> String {
     let to = v.done();
+    // Before the first iteration there is no half to name (not "iterations 1..0").
+    let half = if to == 0 {
+        "Over the last half of the iterations (none yet): moved = θ_last − θ_middle".to_string()
+    } else {
+        format!(
+            "Over the last half (iterations {}..{to}): moved = θ_{to} − θ_{}",
+            to / 2 + 1,
+            to / 2
+        )
+    };
     format!(
-        "Δ/c_end: (current − start) / c_end. Over the last half (iterations {}..{to}): moved = θ_{to} − θ_{}, \
+        "Δ/c_end: (current − start) / c_end. {half}, \
          walk = √Σ step² (how far a random walk of the same steps goes), z = moved / walk; \
          signal: |z| ≥ {Z_SIGNAL}, noise: below, at bound: within c_end of min or max, \
-         still: no step, early: under {MIN_ITERATIONS} iterations.",
-        to / 2 + 1,
-        to / 2
+         still: no step, early: under {MIN_ITERATIONS} iterations."
     )
 }
 
