@@ -18,18 +18,21 @@ fn words(s: &str) -> Vec<String> {
 /// What every engine file holds before the runs: it must hold it after them.
 const PRECIOUS: &[u8] = b"#!/bin/sh\n# a precious engine: must survive\n";
 
+/// The files [`setup`] makes, which no output may touch.
+const ENGINE_FILES: [&str; 5] = [
+    "eng",
+    "net.nnue",
+    "book.bin",
+    "tb/KRvK.rtbw",
+    "tb/KRvK.rtbz",
+];
+
 /// A directory with an "engine" `eng` (executable), a network, a book for an external
 /// engine, and a table directory `tb` with two table files.
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for name in [
-        "eng",
-        "net.nnue",
-        "book.bin",
-        "tb/KRvK.rtbw",
-        "tb/KRvK.rtbz",
-    ] {
+    for name in ENGINE_FILES {
         let path = d.join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, PRECIOUS).unwrap();
@@ -68,13 +71,7 @@ fn refused_in(dir: &Path, cwd: &Path, args: &[String], needle: &str) {
         "{args:?}: {}",
         stderr(&o)
     );
-    for name in [
-        "eng",
-        "net.nnue",
-        "book.bin",
-        "tb/KRvK.rtbw",
-        "tb/KRvK.rtbz",
-    ] {
+    for name in ENGINE_FILES {
         assert_eq!(bytes(&dir.join(name)), PRECIOUS, "{args:?} changed {name}");
     }
 }

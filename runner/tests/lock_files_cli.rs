@@ -86,21 +86,14 @@ fn finished_runs_leave_no_lock_files() {
 fn a_run_stopped_by_ctrl_c_or_ended_by_an_error_leaves_no_lock_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let child = spar()
-        .args(words(
+    let child = started_in(
+        d,
+        words(
             "match --engine name=a --engine name=b --each nodes=300 --quiet --concurrency 1 \
              --games 100000 --results r.csv --pgnout r.pgn",
-        ))
-        .current_dir(d)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_lines(
-        &d.join("r.csv"),
+        ),
+        "r.csv",
         2,
-        Duration::from_millis(20),
-        "the match wrote nothing",
     );
     assert_eq!(locks_in(d).len(), 2, "held while it runs");
     interrupted(child);
@@ -128,18 +121,11 @@ fn a_stale_lock_file_blocks_nothing_and_a_live_one_still_refuses() {
     assert_eq!(lines_in(&d.join("s.csv")), 3);
     assert_eq!(locks_in(d), Vec::<String>::new());
     // A run that holds its lock refuses a second writer of the same file.
-    let child = spar()
-        .args(match_args("--games 100000 --results s.csv --resume"))
-        .current_dir(d)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_lines(
-        &d.join("s.csv"),
+    let child = started_in(
+        d,
+        match_args("--games 100000 --results s.csv --resume"),
+        "s.csv",
         4,
-        Duration::from_millis(20),
-        "the resumed match wrote nothing",
     );
     usage_error(
         &match_in(d, "--games 100 --results s.csv --resume"),
@@ -188,4 +174,22 @@ fn racing_writers_of_one_output_never_write_it_together() {
         }
         assert_eq!(locks_in(d), Vec::<String>::new());
     }
+}
+
+/// `spar ARGS` started in `d`, once its results file `csv` has `lines` lines.
+fn started_in(d: &Path, args: Vec<String>, csv: &str, lines: usize) -> std::process::Child {
+    let child = spar()
+        .args(args)
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(
+        &d.join(csv),
+        lines,
+        Duration::from_millis(20),
+        &format!("spar wrote no {csv}"),
+    );
+    child
 }
