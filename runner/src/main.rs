@@ -9,6 +9,7 @@ mod engines;
 mod error;
 mod files;
 mod interrupt;
+mod job;
 mod jobs;
 mod plan;
 mod play;

@@ -34,10 +34,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use sprt::Decision;
 
 use super::manifest::Manifest;
-use super::merge;
 use super::records::Records;
 use super::setup::Cluster;
 use super::slurm;
@@ -45,10 +43,10 @@ use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::input::SMALL_FILE;
 use crate::interrupt;
+use crate::job::{Job, Unit};
 use crate::play::ordered::Stride;
 use crate::progress::Progress;
 use crate::stdout;
-use crate::summary;
 
 /// How often the coordinator reads the shard records.
 pub const POLL: Duration = Duration::from_millis(500);
@@ -99,6 +97,8 @@ impl JobsFile {
 
 /// A run to coordinate.
 pub struct Submission<'a> {
+    /// The kind of job.
+    pub job: &'a dyn Job,
     /// The cluster options.
     pub cluster: &'a Cluster,
     /// The run's manifest.
@@ -115,24 +115,17 @@ fn shard_complete(m: &Manifest, records: &Records, i: u64) -> bool {
     }
 }
 
-/// Whether the run is over: every pair (game) played, or the SPRT decided.
-fn finished(m: &Manifest, records: &Records, sprt: Option<&sprt::Sprt>) -> bool {
-    if m.command == "datagen" {
-        return m.total.is_some_and(|t| records.games() >= t);
+/// Games played so far by the records of a run whose total counts `unit`.
+pub fn games_played(records: &Records, unit: Unit) -> u64 {
+    match unit {
+        Unit::Games => records.games(),
+        Unit::Pairs => 2 * records.tally().pairs.pairs(),
     }
-    let (pairs, _) = records.pairs();
-    if m.total.is_some_and(|t| pairs.len() as u64 >= t) {
-        return true;
-    }
-    sprt.is_some_and(|s| {
-        s.status(&summary::sample(records.tally(), s))
-            .is_ok_and(|st| st.decision != Decision::Continue)
-    })
 }
 
 /// Submits, watches, stops and merges; prints the summary.
 pub fn run(s: &Submission) -> CliResult {
-    let (c, m) = (s.cluster, s.manifest);
+    let (c, m, job) = (s.cluster, s.manifest, s.job);
     let dir = &c.dir;
     if c.plan_only {
         return stdout::print_lines(&[format!(
@@ -173,7 +166,7 @@ pub fn run(s: &Submission) -> CliResult {
             took.as_secs_f64()
         );
     }
-    let merged = merge::merge(dir, m, None);
+    let merged = job.merge(dir, m, None);
     if let Ok(merged) = &merged {
         stdout::print_lines(&merged.lines)?;
     }
@@ -197,7 +190,7 @@ pub fn run(s: &Submission) -> CliResult {
     watched.map_err(next)?;
     stopped.map_err(next)?;
     let merged = merged.map_err(next)?;
-    let datagen = m.command == "datagen";
+    let unit = job.unit().plural();
     if !abort.load(Ordering::SeqCst)
         && m.total.is_some()
         && !merged.complete
@@ -208,15 +201,14 @@ pub fn run(s: &Submission) -> CliResult {
             dir.display(),
             merged.done,
             m.total.unwrap_or(0),
-            if datagen { "games" } else { "pairs" },
+            unit,
             dir.display()
         )));
     }
     if abort.load(Ordering::SeqCst) {
         stdout::print_lines(&[format!(
             "Interrupted: {} complete {} merged; rerun with --resume to continue",
-            merged.done,
-            if datagen { "games" } else { "pairs" }
+            merged.done, unit
         )])?;
         return Err(CliError::interrupted());
     }
@@ -226,20 +218,10 @@ pub fn run(s: &Submission) -> CliResult {
 /// Submits (or adopts) the array and watches it until the run is over, interrupted, or
 /// fails; `jobs` holds every array submitted, also when it fails.
 fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
-    let (c, m) = (s.cluster, s.manifest);
+    let (c, m, job) = (s.cluster, s.manifest, s.job);
     let dir = &c.dir;
     let exe = m.binary.path.clone();
-    let sprt = m
-        .plan
-        .as_ref()
-        .and_then(|p| p.sprt.as_ref())
-        .map(|p| p.sprt())
-        .transpose()?;
-    let names: [String; 2] = match &m.plan {
-        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
-        None => [String::new(), String::new()],
-    };
-    let mut records = Records::new(dir, m)?;
+    let mut records = Records::new(dir, m, job.records(m)?);
     records.refresh()?;
     let name = slurm::job_name(&m.command, dir, m.created);
     // One policy for every Slurm call: a failing one is retried (slurm::Retry).
@@ -305,29 +287,20 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
         eprintln!("Reattached to job array {}", jobs.jobs.join(", "));
     }
 
-    let datagen = m.command == "datagen";
-    let len = if datagen {
-        m.total
-    } else {
-        m.total.map(|t| 2 * t)
-    };
-    let progress = Progress::new(s.quiet, "games", len, 0);
+    let unit = job.unit();
+    let progress = Progress::new(s.quiet, "games", m.total.map(|t| unit.games(t)), 0);
     let mut gone: Vec<u32> = vec![0; m.shards as usize];
     let mut last_squeue: Option<Instant> = None;
-    let mut over = finished(m, &records, sprt.as_ref());
+    let mut over = job.finished(m, &records)?;
     let result = loop {
         match records.refresh() {
             Ok(true) => {
-                over = finished(m, &records, sprt.as_ref());
-                if datagen {
-                    progress.set_position(records.games());
-                    progress.set_message(&format!("{} shards", m.shards));
-                } else {
-                    let tally = records.tally();
-                    progress.set_position(2 * tally.pairs.pairs());
-                    let n = [names[0].as_str(), names[1].as_str()];
-                    progress.set_message(&summary::status_line(tally, sprt.as_ref(), n));
-                }
+                over = match job.finished(m, &records) {
+                    Ok(over) => over,
+                    Err(e) => break Err(e),
+                };
+                progress.set_position(games_played(&records, unit));
+                progress.set_message(&job.progress_message(m, &records));
             }
             Ok(false) => {}
             Err(e) => break Err(e),

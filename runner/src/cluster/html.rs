@@ -8,6 +8,7 @@ use std::fmt::Write;
 use sprt::{Pentanomial, Sample};
 
 use super::status::{human, Snapshot};
+use crate::job::StatusView;
 use crate::play::tally::Tally;
 use crate::summary;
 
@@ -254,6 +255,17 @@ pub fn page_start(title: &str, live: bool, css: &str, state: &str, summary: &str
         esc(summary)
     );
     page
+}
+
+/// A snapshot's text and page (a match, an SPRT, a datagen run).
+impl StatusView for Snapshot {
+    fn lines(&self) -> Vec<String> {
+        Snapshot::lines(self)
+    }
+
+    fn page(&self) -> String {
+        render(self)
+    }
 }
 
 /// The page.

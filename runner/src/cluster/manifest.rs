@@ -202,37 +202,49 @@ impl Manifest {
         let m: Manifest = serde_json::from_value(value).map_err(|e| {
             CliError::usage(format!("{}: not a spar run manifest: {e}", path.display()))
         })?;
-        m.validate().map_err(|why| {
-            CliError::usage(format!(
-                "{}: not a valid run manifest: {why} (it was changed by hand or damaged: \
-                 restore it, or start a new --run-dir)",
-                path.display()
-            ))
-        })?;
+        m.validate().map_err(|why| Manifest::invalid(dir, &why))?;
         Ok(m)
     }
 
-    /// Checks the fields that readers size, index or divide by: the command, the number
-    /// of shards, CPUs per shard, the total, and a match's plan.
+    /// The usage error of a manifest in `dir` that is not valid: `why` says what is wrong.
+    pub fn invalid(dir: &Path, why: &str) -> CliError {
+        CliError::usage(format!(
+            "{}: not a valid run manifest: {why} (it was changed by hand or damaged: \
+             restore it, or start a new --run-dir)",
+            Manifest::path(dir).display()
+        ))
+    }
+
+    /// Checks the fields that readers size, index or divide by, whatever the job: the
+    /// number of shards, CPUs per shard, the total's range and the engines' seats. The
+    /// job's own checks (a plan where it needs one, a total where it needs one) are its
+    /// [`Job::check_manifest`](crate::job::Job::check_manifest).
     pub fn validate(&self) -> Result<(), String> {
-        if !["match", "sprt", "datagen", "tune"].contains(&self.command.as_str()) {
-            return Err(format!("unknown command '{}'", self.command));
-        }
         if self.shards == 0 || self.shards > MAX_SHARDS {
             return Err(format!("shards {} (1 to {MAX_SHARDS})", self.shards));
         }
         if self.cpus_per_shard == 0 || self.cpus_per_shard > 1 << 16 {
             return Err(format!("cpus_per_shard {}", self.cpus_per_shard));
         }
-        match self.total {
-            Some(t) if t == 0 || t > MAX_TOTAL => return Err(format!("total {t}")),
-            None if self.command != "sprt" => {
-                return Err(format!("no total for a `{}` run", self.command))
+        if let Some(t) = self.total {
+            if t == 0 || t > MAX_TOTAL {
+                return Err(format!("total {t}"));
             }
-            _ => {}
         }
-        if self.command == "datagen" {
-            return Ok(());
+        for e in &self.engines {
+            if e.seat > 1 {
+                return Err(format!("engine seat {}", e.seat));
+            }
+        }
+        Ok(())
+    }
+
+    /// The check of a run that plays pairs of games between two engines (match, SPRT,
+    /// tune, report): its plan with two engines of different names; a total, or SPRT
+    /// bounds where `sprt` (an SPRT may run until it decides).
+    pub fn check_pair_plan(&self, sprt: bool) -> Result<(), String> {
+        if self.total.is_none() && !sprt {
+            return Err(format!("no total for a `{}` run", self.command));
         }
         let plan = self
             .plan
@@ -244,16 +256,11 @@ impl Manifest {
         if plan.engines[0].name == plan.engines[1].name {
             return Err("two engines of the same name".to_string());
         }
-        if self.command == "sprt" && plan.sprt.is_none() {
-            return Err("an sprt run without its bounds".to_string());
+        if sprt && plan.sprt.is_none() {
+            return Err(format!("an {} run without its bounds", self.command));
         }
         if self.total.is_none() && plan.sprt.is_none() {
             return Err("no total and no SPRT".to_string());
-        }
-        for e in &self.engines {
-            if e.seat > 1 {
-                return Err(format!("engine seat {}", e.seat));
-            }
         }
         Ok(())
     }
@@ -390,7 +397,7 @@ pub fn now_secs() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -404,7 +411,8 @@ mod tests {
         );
     }
 
-    fn manifest(dir: &Path) -> Manifest {
+    /// A valid datagen manifest in `dir` (for the tests of other rooms too).
+    pub(crate) fn manifest(dir: &Path) -> Manifest {
         let exe = std::env::current_exe().unwrap();
         Manifest {
             schema: SCHEMA,
@@ -461,8 +469,6 @@ mod tests {
             ),
             ("cpus_per_shard", serde_json::json!(0), "cpus_per_shard 0"),
             ("total", serde_json::json!(0), "total 0"),
-            ("total", serde_json::Value::Null, "no total"),
-            ("command", serde_json::json!("rm"), "unknown command"),
         ] {
             let mut v = serde_json::to_value(manifest(dir.path())).unwrap();
             v[field] = value;
@@ -471,12 +477,6 @@ mod tests {
             assert_eq!(err.code, 2);
             assert!(err.message.contains(why), "{field}: {}", err.message);
         }
-        let mut v = serde_json::to_value(manifest(dir.path())).unwrap();
-        v["command"] = "match".into();
-        std::fs::write(Manifest::path(dir.path()), v.to_string()).unwrap();
-        let err = Manifest::read(dir.path()).unwrap_err();
-        assert!(err.message.contains("without its plan"), "{}", err.message);
-
         let net = dir.path().join("a.nnue");
         std::fs::write(&net, "net one").unwrap();
         let words = ["nodes=5".to_string(), "option.EvalFile=a.nnue".to_string()];
@@ -545,8 +545,12 @@ mod tests {
                         prop_assert!(m.shards >= 1 && m.shards <= MAX_SHARDS);
                         prop_assert!(m.total.is_none_or(|t| (1..=MAX_TOTAL).contains(&t)));
                         let _ = m.verify(dir.path());
-                        let _ = crate::cluster::records::Records::new(dir.path(), &m)
-                            .and_then(|mut r| r.refresh());
+                        if let Ok(kind) = crate::jobs::of(dir.path(), &m) {
+                            let _ = kind.records(&m).and_then(|shape| {
+                                crate::cluster::records::Records::new(dir.path(), &m, shape)
+                                    .refresh()
+                            });
+                        }
                     }
                 }
             }

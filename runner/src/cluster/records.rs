@@ -108,11 +108,22 @@ fn count(
     }
 }
 
+/// How a kind of job's shards record what they play (the job contract's
+/// [`Job::records`](crate::job::Job::records)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordShape {
+    /// Results rows, two per pair (`RUN_DIR/shards/I/results.csv`).
+    Pairs,
+    /// Complete games of a training file in this format (`RUN_DIR/shards/I/positions…`).
+    Games(Format),
+}
+
 /// The records of every shard of a run.
 pub struct Records {
     dir: PathBuf,
     keep_text: bool,
-    datagen: Option<(PathBuf, Format)>,
+    /// The training format of a run that records games (datagen).
+    games: Option<Format>,
     names: [String; 2],
     /// Pairs (datagen: games) of the run, when fixed: a record beyond it is not the run's.
     total: Option<u64>,
@@ -253,18 +264,12 @@ fn read_failed(path: &Path) -> Option<(i32, String)> {
 }
 
 impl Records {
-    /// The records of the run in `dir` (nothing read yet: call [`Records::refresh`]).
-    pub fn new(dir: &Path, manifest: &Manifest) -> CliResult<Records> {
-        let datagen = if manifest.command == "datagen" {
-            let format = manifest
-                .args
-                .get("format")
-                .and_then(|f| f.as_str())
-                .unwrap_or("viriformat");
-            let format = Format::parse(format).map_err(CliError::usage)?;
-            Some((PathBuf::new(), format))
-        } else {
-            None
+    /// The records of the run in `dir`, recorded in `shape` (nothing read yet: call
+    /// [`Records::refresh`]).
+    pub fn new(dir: &Path, manifest: &Manifest, shape: RecordShape) -> Records {
+        let games = match shape {
+            RecordShape::Pairs => None,
+            RecordShape::Games(format) => Some(format),
         };
         let names = match &manifest.plan {
             Some(p) if p.engines.len() == 2 => {
@@ -272,17 +277,17 @@ impl Records {
             }
             _ => [String::new(), String::new()],
         };
-        Ok(Records {
+        Records {
             dir: dir.to_path_buf(),
             keep_text: false,
-            datagen,
+            games,
             names,
             total: manifest.total,
             shards: vec![ShardRecord::default(); manifest.shards as usize],
             all: BTreeMap::new(),
             conflicts: Vec::new(),
             tally: Tally::default(),
-        })
+        }
     }
 
     /// Keeps the text of each results file read (for a merge that copies the rows).
@@ -293,9 +298,9 @@ impl Records {
 
     /// The file whose size and time say whether shard `i` wrote something new.
     fn record_file(&self, i: u64) -> PathBuf {
-        match &self.datagen {
+        match &self.games {
             None => super::shard_results(&self.dir, i),
-            Some((_, format)) => {
+            Some(format) => {
                 let paths = format.paths(&super::shard_positions(&self.dir, i));
                 paths.index.or(paths.viriformat).expect("a file")
             }
@@ -351,7 +356,7 @@ impl Records {
             if d.text.is_some() {
                 shard.text = d.text;
             }
-            if self.datagen.is_some() {
+            if self.games.is_some() {
                 shard.done = d.done;
                 continue;
             }
@@ -389,7 +394,7 @@ impl Records {
             done: 0,
             text: None,
         };
-        if let Some((_, format)) = &self.datagen {
+        if let Some(format) = &self.games {
             let path = super::shard_positions(&self.dir, i as u64);
             for p in [format.paths(&path).viriformat, format.paths(&path).text]
                 .into_iter()
@@ -528,7 +533,7 @@ mod tests {
         Records {
             dir: dir.to_path_buf(),
             keep_text: false,
-            datagen: None,
+            games: None,
             names: ["a".into(), "b".into()],
             total,
             shards: vec![ShardRecord::default(); shards],

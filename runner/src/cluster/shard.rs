@@ -116,18 +116,22 @@ impl ShardRun {
     /// what it says and takes the shard's lock. Errors come in two kinds: `Err(Args(e))`,
     /// the command line or the environment is wrong (nothing to record: the shard did not
     /// run), and `Err(Refused(e))`, the run's files differ from its manifest (recorded as
-    /// the shard's failure, where the coordinator ends the run with its message).
+    /// the shard's failure, where the coordinator ends the run with its message). `kind`
+    /// checks the manifest as its kind of job requires (the job contract's
+    /// `check_manifest`), before anything else is done.
     pub fn open(
         dir: &Path,
         index: Option<u64>,
         of: Option<u64>,
         concurrency: Option<usize>,
         env: Env,
+        kind: &dyn Fn(&Path, &Manifest) -> CliResult,
     ) -> Result<ShardRun, OpenError> {
         use OpenError::{Args, Refused};
         let index = resolve_index(index, env).map_err(Args)?;
         let concurrency = resolve_concurrency(concurrency, env).map_err(Args)?;
         let manifest = Manifest::read(dir).map_err(Args)?;
+        kind(dir, &manifest).map_err(Args)?;
         let count = resolve_count(of, &manifest, dir).map_err(Args)?;
         if index >= count {
             return Err(Args(CliError::usage(format!(

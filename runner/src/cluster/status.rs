@@ -15,6 +15,7 @@ use super::manifest::Manifest;
 use super::records::Records;
 use super::slurm;
 use crate::error::{CliError, CliResult};
+use crate::job::{Job, Unit};
 use crate::play::game::Termination;
 use crate::play::ordered::Stride;
 use crate::play::tally::{GameSummary, Tally};
@@ -274,9 +275,8 @@ const STALL_MIN: f64 = 120.0;
 const STALL_FACTOR: f64 = 5.0;
 
 /// The snapshot of a cluster run.
-pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
-    let m = Manifest::read(dir)?;
-    let mut records = Records::new(dir, &m)?;
+pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
+    let mut records = Records::new(dir, m, job.records(m)?);
     records.refresh()?;
     let elapsed = (super::manifest::now_secs().saturating_sub(m.created)) as f64;
     let jobs = JobsFile::read(dir);
@@ -285,7 +285,7 @@ pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
     } else {
         Default::default()
     };
-    let datagen = m.command == "datagen";
+    let games = job.unit() == Unit::Games;
     let mut shards = Vec::new();
     for (i, r) in records.shards.iter().enumerate() {
         let share = m
@@ -314,8 +314,10 @@ pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
     }
     let (pairs, conflicts) = records.pairs();
     let names = match &m.plan {
-        Some(p) => [p.engines[0].name.clone(), p.engines[1].name.clone()],
-        None => ["datagen".to_string(), String::new()],
+        Some(p) if p.engines.len() == 2 => {
+            Some([p.engines[0].name.clone(), p.engines[1].name.clone()])
+        }
+        _ => None,
     };
     let sprt = m
         .plan
@@ -323,22 +325,26 @@ pub fn of_run(dir: &Path) -> CliResult<Snapshot> {
         .and_then(|p| p.sprt.as_ref())
         .map(|s| s.sprt())
         .transpose()?;
-    let title = if datagen {
-        format!("Run {}: spar datagen, {} shards", dir.display(), m.shards)
-    } else {
-        format!(
+    let title = match &names {
+        None => format!(
+            "Run {}: spar {}, {} shards",
+            dir.display(),
+            m.command,
+            m.shards
+        ),
+        Some(names) => format!(
             "Run {}: spar {} {} vs {}, {} shards",
             dir.display(),
             m.command,
             names[0],
             names[1],
             m.shards
-        )
+        ),
     };
     Ok(Snapshot {
         title,
         pairs: pairs.values().map(|p| p.games).collect(),
-        games_done: datagen.then(|| records.games()),
+        games_done: games.then(|| records.games()),
         total: m.total,
         sprt,
         elapsed: Some(elapsed),

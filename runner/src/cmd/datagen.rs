@@ -5,11 +5,7 @@
 use data::training::inspect::{self, FileKind};
 
 use crate::error::{CliError, CliResult};
-use crate::files::lock::lock_output;
 pub use crate::jobs::datagen::args::DatagenArgs;
-use crate::jobs::datagen::generate::generate;
-use crate::jobs::datagen::plan::plan;
-use crate::jobs::datagen::shards;
 use crate::stdout;
 
 /// Runs `spar datagen`.
@@ -17,20 +13,7 @@ pub fn run(args: DatagenArgs) -> CliResult {
     if let Some(path) = &args.inspect {
         return run_inspect(path, args.format.as_deref(), args.samples);
     }
-    if args.slurm.slurm {
-        return shards::coordinate(args);
-    }
-    args.slurm.check_local()?;
-    let plan = plan(&args)?;
-    // One writer per file of --out (the viriformat file and the text file, whose index
-    // follows it): a second run on any of them, whatever its --format, is refused here,
-    // before any game; the kernel frees the locks when this process ends.
-    let paths = plan.format.paths(&plan.out);
-    let mut locks = Vec::new();
-    for p in [&paths.viriformat, &paths.text].into_iter().flatten() {
-        locks.extend(lock_output(p, "--out")?);
-    }
-    generate(&args, &plan, None)
+    crate::jobs::datagen::run(args)
 }
 
 fn run_inspect(path: &std::path::Path, format: Option<&str>, samples: usize) -> CliResult {

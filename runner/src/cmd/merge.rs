@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use crate::cli::OutputArgs;
-use crate::cluster::manifest::Manifest;
 use crate::cluster::merge;
 use crate::error::{CliError, CliResult};
+use crate::jobs;
 use crate::stdout;
 
 /// Merge the shards of a cluster run: the summary, and the files the run asked for (PGN
@@ -34,7 +34,7 @@ pub struct MergeArgs {
 
 /// Runs `spar merge`.
 pub fn run(args: MergeArgs) -> CliResult {
-    let m = Manifest::read(&args.run_dir)?;
+    let (m, job) = jobs::read(&args.run_dir)?;
     let any = args.pgnout.is_some() || args.results.is_some() || args.json.is_some();
     // Paths given here are relative to here, not to where the run was started.
     let here = |p: &Option<PathBuf>| -> CliResult<Option<PathBuf>> {
@@ -52,12 +52,12 @@ pub fn run(args: MergeArgs) -> CliResult {
         resume: false,
     };
     // An option this run cannot honour is refused, naming it.
-    merge::check_options(&args.run_dir, &m, &files)?;
+    merge::check_options(&args.run_dir, &m, job, &files)?;
     let files = any.then_some(&files);
     let dir = std::path::absolute(&args.run_dir)
         .map_err(|e| CliError::usage(format!("{}: {e}", args.run_dir.display())))?;
     // Before any work: no output may be a file the run owns or reads, or another output.
-    merge::check_outputs(&dir, &m, files)?;
+    merge::check_outputs(&dir, &m, job, files)?;
     // The run's engine words name files (networks, parameters) relative to where it was
     // started, as its shards read them.
     std::env::set_current_dir(&m.cwd).map_err(|e| {
@@ -66,7 +66,7 @@ pub fn run(args: MergeArgs) -> CliResult {
             m.cwd.display()
         ))
     })?;
-    let merged = merge::merge(&dir, &m, files)?;
+    let merged = job.merge(&dir, &m, files)?;
     stdout::print_lines(&merged.lines)?;
     if !merged.conflicts.is_empty() {
         return Err(CliError::failure(format!(

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use crate::cluster::manifest::Manifest;
 use crate::cluster::shard::{process_env, record_failure, resolve_index, OpenError, ShardRun};
 use crate::error::{CliError, CliResult};
+use crate::jobs;
 
 /// Play one shard of the run in RUN_DIR (written by `spar match|sprt|datagen --slurm`).
 ///
@@ -39,6 +39,7 @@ pub fn run(args: ShardArgs) -> CliResult {
         args.of,
         args.concurrency,
         &process_env,
+        &|dir, m| jobs::of(dir, m).map(|_| ()),
     ) {
         Ok(s) => s,
         Err(OpenError::Args(e)) => return Err(e),
@@ -59,17 +60,8 @@ pub fn run(args: ShardArgs) -> CliResult {
             m.cwd.display()
         ))
     })?;
-    let args = m.args.clone();
-    let result = match m.command.as_str() {
-        "match" => crate::jobs::matches::shards::run_shard(args, false, &shard),
-        "sprt" => crate::jobs::matches::shards::run_shard(args, true, &shard),
-        "datagen" => crate::jobs::datagen::shards::run_shard(args, &shard),
-        "tune" => crate::jobs::tune::shards::run_shard(args, &shard),
-        other => Err(CliError::usage(format!(
-            "{}: unknown command '{other}'",
-            Manifest::path(&shard.dir).display()
-        ))),
-    };
+    let job = jobs::of(&shard.dir, m)?;
+    let result = job.play_shard(&shard);
     if let Err(e) = &result {
         if e.code == 1 || e.code == 2 {
             shard.record_failure(e);

@@ -3,12 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::cluster::manifest::Manifest;
-use crate::cluster::{html, merge, status};
+use crate::cluster::merge;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::paths::PathCheck;
 use crate::files::run_record;
-use crate::jobs::tune;
+use crate::job::StatusView;
+use crate::jobs;
 use crate::stdout;
 
 /// Show where a run stands: games, W-L-D, Elo, LLR and bounds, ETA, and one line per shard
@@ -47,74 +48,51 @@ pub fn run(args: StatusArgs) -> CliResult {
             args.run.display()
         )));
     }
-    if !is_dir && tune::status_local::is_tune(&args.run) {
-        return run_tune(&args);
+    if is_dir {
+        return run_dir(&args);
     }
+    // A local run's file: the kind that keeps it (a results CSV is the catch-all).
+    let job = jobs::owning(&args.run).ok_or_else(|| {
+        CliError::usage(format!(
+            "{}: not a file of a spar run: give a --run-dir or a --results CSV",
+            args.run.display()
+        ))
+    })?;
     // Before any work: --html may be no file the run owns or reads.
     if let Some(path) = &args.html {
         let mut check = PathCheck::new();
-        if is_dir {
-            check.run_dir(&args.run);
-            if let Ok(m) = Manifest::read(&args.run) {
-                merge::inputs_of(&m, &mut check);
-            }
-        } else {
-            check
-                .input("results", &args.run)
-                .input("results record", run_record::path_for(&args.run));
-            engines_of_record(&args.run, &mut check);
+        for (what, file) in job.file_inputs(&args.run) {
+            check.input(what, file);
+        }
+        engines_of_record(&args.run, &mut check);
+        check.output("--html", path).check()?;
+    }
+    show(&*job.status_of_file(&args.run)?, args.html.as_deref())
+}
+
+/// `spar status RUN_DIR`: a cluster run, whatever its kind.
+fn run_dir(args: &StatusArgs) -> CliResult {
+    // Before any work: --html may be no file the run owns or reads.
+    if let Some(path) = &args.html {
+        let mut check = PathCheck::new();
+        check.run_dir(&args.run);
+        if let Ok(m) = Manifest::read(&args.run) {
+            merge::inputs_of(&m, &mut check);
         }
         check.output("--html", path).check()?;
     }
-    let snapshot = if is_dir {
-        status::of_run(&args.run)?
-    } else {
-        status::of_csv(&args.run)?
-    };
-    // A cluster tune: its trajectory, as for a tune's CSV.
-    let tune = match is_dir.then(|| Manifest::read(&args.run)) {
-        Some(Ok(m)) if m.command == "tune" => {
-            Some(tune::status_cluster::view(&args.run, &m, &snapshot)?)
-        }
-        _ => None,
-    };
-    if let Some(path) = &args.html {
-        let page = match &tune {
-            Some(view) => tune::status_page::html(view),
-            None => html::render(&snapshot),
-        };
-        write_atomically(path, &page).map_err(|e| {
-            CliError::failure(format!("cannot write --html {}: {e}", path.display()))
-        })?;
-    }
-    match &tune {
-        Some(view) => stdout::print_lines(&tune::status::lines(view)),
-        None => stdout::print_lines(&snapshot.lines()),
-    }
+    let (m, job) = jobs::read(&args.run)?;
+    show(&*job.status(&args.run, &m)?, args.html.as_deref())
 }
 
-/// `spar status TUNE.csv`: a tune's trajectory and its run record.
-fn run_tune(args: &StatusArgs) -> CliResult {
-    if let Some(path) = &args.html {
-        let mut check = PathCheck::new();
-        check
-            .input("trajectory", &args.run)
-            .input("trajectory record", run_record::path_for(&args.run))
-            .input(
-                "trajectory lock",
-                crate::files::lock::lock_file_for(&args.run),
-            )
-            .output("--html", path);
-        engines_of_record(&args.run, &mut check);
-        check.check()?;
-    }
-    let view = tune::status_local::from_csv(&args.run)?;
-    if let Some(path) = &args.html {
-        write_atomically(path, &tune::status_page::html(&view)).map_err(|e| {
+/// Writes the view's page to `html` (when given) and prints its lines.
+fn show(view: &dyn StatusView, html: Option<&Path>) -> CliResult {
+    if let Some(path) = html {
+        write_atomically(path, &view.page()).map_err(|e| {
             CliError::failure(format!("cannot write --html {}: {e}", path.display()))
         })?;
     }
-    stdout::print_lines(&tune::status::lines(&view))
+    stdout::print_lines(&view.lines())
 }
 
 /// The files of the engines (and `--tb` tables) of the run whose record lies beside `file`

@@ -16,16 +16,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(csv) = &args.plot {
         return run_plot(csv, args.svg.as_deref());
     }
-    if args.slurm.slurm {
-        return crate::jobs::tune::shards::coordinate(args);
-    }
-    args.slurm.check_local()?;
-    if args.resume && args.csv.is_none() {
-        return Err(CliError::usage(
-            "--resume needs --csv FILE: the trajectory the run continues from",
-        ));
-    }
-    crate::jobs::tune::local::run(args)
+    crate::jobs::tune::run(args)
 }
 
 fn run_plot(csv: &Path, svg: Option<&Path>) -> CliResult {

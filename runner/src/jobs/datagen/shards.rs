@@ -11,10 +11,11 @@ use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::error::{CliError, CliResult};
+use crate::job::Job;
 
 /// The coordinator of `spar datagen --slurm`: shard I plays games I, I+N, …; the merge
 /// writes them in game order into --out.
-pub fn coordinate(mut args: DatagenArgs) -> CliResult {
+pub(super) fn coordinate(mut args: DatagenArgs, job: &dyn Job) -> CliResult {
     if args.positions.is_some() {
         return Err(CliError::usage(
             "--positions cannot be sharded (where a shard stops depends on the others): give --games N with --slurm",
@@ -69,6 +70,7 @@ pub fn coordinate(mut args: DatagenArgs) -> CliResult {
         m
     };
     coordinator::run(&Submission {
+        job,
         cluster: &cluster,
         manifest: &manifest,
         quiet: args.run.quiet,

@@ -1,10 +1,13 @@
 //! The match job (`spar match`, `spar sprt`): its arguments and plan ([`args`]), its run
 //! record ([`record`]), its play on this machine ([`local`]) and as a cluster run
-//! ([`shards`]), and what a personality adds to it ([`lines`]).
+//! ([`shards`]), the merge of a cluster run's records ([`merge`]), the job contract's
+//! methods ([`job`]), and what a personality adds to it ([`lines`]).
 
 pub mod args;
+pub mod job;
 pub mod lines;
 pub mod local;
+pub mod merge;
 pub mod record;
 pub mod shards;
 
@@ -23,7 +26,8 @@ pub fn run(args: MatchArgs, is_sprt: bool, lines: Option<&dyn GameLines>) -> Cli
                 "--game-lines does not apply to --slurm: the shards play the games",
             ));
         }
-        return shards::coordinate(args, is_sprt);
+        let job = if is_sprt { &job::SPRT } else { &job::MATCH };
+        return shards::coordinate(args, is_sprt, job);
     }
     args.slurm.check_local()?;
     if args.files.resume && args.files.results.is_none() {

@@ -10,10 +10,11 @@ use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::engines;
 use crate::error::{CliError, CliResult};
+use crate::job::Job;
 
 /// The coordinator of `--slurm`: everything checked here first, variants built once, the
 /// manifest written, then [`coordinator::run`] submits, watches, stops and merges.
-pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
+pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool, job: &dyn Job) -> CliResult {
     let quiet = args.run.quiet;
     let cpus = setup::shard_cpus(&mut args.run, &args.slurm)?;
     let dump_spec = checked_paths(&args)?;
@@ -83,6 +84,7 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool) -> CliResult {
         m
     };
     let submission = Submission {
+        job,
         cluster: &cluster,
         manifest: &manifest,
         quiet,

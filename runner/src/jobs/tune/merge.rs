@@ -8,7 +8,7 @@ use super::args::TuneArgs;
 use super::setup::{setup, tuned_values, Setup};
 use crate::cluster::manifest::Manifest;
 use crate::cluster::merged::Merged;
-use crate::cluster::records::{PairRecord, Records};
+use crate::cluster::records::{PairRecord, RecordShape, Records};
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_atomically;
 use crate::files::run_record;
@@ -43,7 +43,7 @@ pub(super) fn stored_args(dir: &Path, m: &Manifest) -> CliResult<TuneArgs> {
 /// The trajectory of a cluster tune from its shards' records: the tuner after every
 /// complete iteration, and the rows (the start row first).
 pub(super) fn replay(dir: &Path, m: &Manifest, s: &Setup) -> CliResult<(Tuner, Vec<Row>)> {
-    let mut records = Records::new(dir, m)?;
+    let mut records = Records::new(dir, m, RecordShape::Pairs);
     records.refresh()?;
     let mut tuner = s.tuner();
     let mut rows = vec![tuner.start_row()];
@@ -59,7 +59,7 @@ pub(super) fn replay(dir: &Path, m: &Manifest, s: &Setup) -> CliResult<(Tuner, V
 pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
     let args = stored_args(dir, m)?;
     let s = setup(&args)?;
-    let mut records = Records::new(dir, m)?;
+    let mut records = Records::new(dir, m, RecordShape::Pairs);
     records.refresh()?;
     let (pairs, conflicts) = records.pairs();
     let conflicts = conflicts.to_vec();

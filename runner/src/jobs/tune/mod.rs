@@ -4,9 +4,11 @@
 //! ([`verify`], with its files and verdict in [`verdict`]); and where a tune stands
 //! ([`status`]: the view and its text; [`status_page`] its HTML page; [`status_local`]
 //! from a local run's trajectory CSV, [`status_cluster`] from a cluster run's directory).
-//! The SPSA itself (gains, schedule, driver, trajectory) is [`crate::tune`]'s.
+//! The job contract's methods are [`job`]. The SPSA itself (gains, schedule, driver,
+//! trajectory) is [`crate::tune`]'s.
 
 pub mod args;
+pub mod job;
 pub mod local;
 pub mod merge;
 pub mod setup;
@@ -17,3 +19,20 @@ pub mod status_local;
 pub mod status_page;
 pub mod verdict;
 pub mod verify;
+
+use crate::error::{CliError, CliResult};
+
+/// Runs `spar tune` (not `--plot`): on this machine, or with `--slurm` as the coordinator
+/// of a cluster run.
+pub fn run(args: args::TuneArgs) -> CliResult {
+    if args.slurm.slurm {
+        return shards::coordinate(args, &job::TUNE);
+    }
+    args.slurm.check_local()?;
+    if args.resume && args.csv.is_none() {
+        return Err(CliError::usage(
+            "--resume needs --csv FILE: the trajectory the run continues from",
+        ));
+    }
+    local::run(args)
+}

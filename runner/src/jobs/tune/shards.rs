@@ -19,13 +19,14 @@ use super::setup::{check_engine, check_paths, setup, tuned_values};
 use super::verify::{check_verification, verify_cluster};
 use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::manifest::files_in_words;
-use crate::cluster::records::Records;
+use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::match_files::{MatchFiles, OpenFiles};
 use crate::interrupt;
+use crate::job::Job;
 use crate::play::game::PlayedGame;
 use crate::play::schedule::PairOutcome;
 use crate::progress::Progress;
@@ -46,7 +47,7 @@ fn sides(variant: &Variant) -> [Variant; 2] {
 }
 
 /// The coordinator of `spar tune --slurm`.
-pub fn coordinate(mut args: TuneArgs) -> CliResult {
+pub(super) fn coordinate(mut args: TuneArgs, job: &dyn Job) -> CliResult {
     let quiet = args.run.quiet;
     let cpus = setup::shard_cpus(&mut args.run, &args.slurm)?;
     check_paths(&args)?;
@@ -109,6 +110,7 @@ pub fn coordinate(mut args: TuneArgs) -> CliResult {
         m
     };
     coordinator::run(&Submission {
+        job,
         cluster: &cluster,
         manifest: &manifest,
         quiet,
@@ -222,7 +224,7 @@ pub fn run_shard(args: serde_json::Value, shard: &ShardRun) -> CliResult {
     let order: Vec<u64> = (own_done..stride.count_below(total))
         .map(|j| stride.job(j))
         .collect();
-    let mut records = Records::new(dir, &shard.manifest)?;
+    let mut records = Records::new(dir, &shard.manifest, RecordShape::Pairs);
     records.refresh()?;
     let mut tuner = s.tuner();
     for (&k, p) in records.pairs().0 {

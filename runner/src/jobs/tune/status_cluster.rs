@@ -43,7 +43,8 @@ pub fn view(dir: &Path, m: &Manifest, snapshot: &Snapshot) -> CliResult<TuneView
             Some(v) => extra_lines.push(verdict_line(&v)),
             None => {
                 // The page stays live while the verification plays.
-                let verification = crate::cluster::status::of_run(&vdir);
+                let verification = crate::jobs::read(&vdir)
+                    .and_then(|(m, job)| crate::cluster::status::of_run(&vdir, &m, job));
                 live |= verification.as_ref().is_ok_and(|v| !v.finished());
                 extra_lines.extend(super::status::verification_so_far(
                     verification,

@@ -1,0 +1,129 @@
+//! The match and the SPRT as jobs of the job contract ([`Job`]): their manifests, shard
+//! play, records (results rows, two per pair), merge and status.
+
+use std::path::{Path, PathBuf};
+
+use sprt::{Decision, Sprt};
+
+use crate::cli::OutputArgs;
+use crate::cluster::manifest::Manifest;
+use crate::cluster::merged::Merged;
+use crate::cluster::records::{RecordShape, Records};
+use crate::cluster::shard::ShardRun;
+use crate::cluster::status;
+use crate::error::CliResult;
+use crate::files::run_record;
+use crate::job::{Job, StatusView, Unit};
+use crate::summary;
+
+/// `spar match` or (`sprt`) `spar sprt`.
+pub struct MatchJob {
+    sprt: bool,
+}
+
+/// `spar match`: a fixed number of pairs.
+pub static MATCH: MatchJob = MatchJob { sprt: false };
+
+/// `spar sprt`: pairs until the SPRT decides (or `--games`).
+pub static SPRT: MatchJob = MatchJob { sprt: true };
+
+/// The SPRT of a pair-playing run's plan, if it has one.
+pub fn plan_sprt(m: &Manifest) -> CliResult<Option<Sprt>> {
+    m.plan
+        .as_ref()
+        .and_then(|p| p.sprt.as_ref())
+        .map(|p| p.sprt())
+        .transpose()
+}
+
+/// Whether a run that plays pairs is over: every pair played, or its SPRT decided.
+pub fn pairs_finished(m: &Manifest, records: &Records) -> CliResult<bool> {
+    let (pairs, _) = records.pairs();
+    if m.total.is_some_and(|t| pairs.len() as u64 >= t) {
+        return Ok(true);
+    }
+    Ok(plan_sprt(m)?.is_some_and(|s| {
+        s.status(&summary::sample(records.tally(), &s))
+            .is_ok_and(|st| st.decision != Decision::Continue)
+    }))
+}
+
+/// The live line of a run that plays pairs: its score, Elo and LLR.
+pub fn pairs_progress(m: &Manifest, records: &Records) -> String {
+    let sprt = plan_sprt(m).ok().flatten();
+    let names = match &m.plan {
+        Some(p) if p.engines.len() == 2 => [p.engines[0].name.as_str(), p.engines[1].name.as_str()],
+        _ => ["", ""],
+    };
+    summary::status_line(records.tally(), sprt.as_ref(), names)
+}
+
+impl Job for MatchJob {
+    fn command(&self) -> &'static str {
+        if self.sprt {
+            "sprt"
+        } else {
+            "match"
+        }
+    }
+
+    fn unit(&self) -> Unit {
+        Unit::Pairs
+    }
+
+    fn check_manifest(&self, m: &Manifest) -> Result<(), String> {
+        m.check_pair_plan(self.sprt)
+    }
+
+    fn records(&self, _m: &Manifest) -> CliResult<RecordShape> {
+        Ok(RecordShape::Pairs)
+    }
+
+    fn play_shard(&self, shard: &ShardRun) -> CliResult {
+        super::shards::run_shard(shard.manifest.args.clone(), self.sprt, shard)
+    }
+
+    fn finished(&self, m: &Manifest, records: &Records) -> CliResult<bool> {
+        pairs_finished(m, records)
+    }
+
+    fn progress_message(&self, m: &Manifest, records: &Records) -> String {
+        pairs_progress(m, records)
+    }
+
+    fn outputs(
+        &self,
+        m: &Manifest,
+        files: Option<&OutputArgs>,
+    ) -> CliResult<Vec<(String, PathBuf)>> {
+        super::merge::outputs(m, files)
+    }
+
+    fn check_merge_options(&self, dir: &Path, m: &Manifest, files: &OutputArgs) -> CliResult {
+        super::merge::check_options(dir, m, files)
+    }
+
+    fn merge(&self, dir: &Path, m: &Manifest, files: Option<&OutputArgs>) -> CliResult<Merged> {
+        super::merge::merge(dir, m, files)
+    }
+
+    fn status(&self, dir: &Path, m: &Manifest) -> CliResult<Box<dyn StatusView>> {
+        Ok(Box::new(status::of_run(dir, m, self)?))
+    }
+
+    /// Any regular file that is no other kind's: a results CSV (of a match or an SPRT).
+    fn owns_file(&self, path: &Path) -> bool {
+        !self.sprt && path.is_file()
+    }
+
+    fn file_inputs(&self, path: &Path) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("results", path.to_path_buf()),
+            ("results record", run_record::path_for(path)),
+        ]
+    }
+
+    fn status_of_file(&self, path: &Path) -> CliResult<Box<dyn StatusView>> {
+        Ok(Box::new(status::of_csv(path)?))
+    }
+}
