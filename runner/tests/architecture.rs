@@ -4,7 +4,10 @@
 //! (a) nothing outside `runner/src/cmd/` imports from `cmd/` (the binary's root, `main.rs`,
 //!     which declares the commands and dispatches to them, excepted);
 //! (b) no circle of imports between the files of a crate;
-//! (c) no file in `runner/src` over [`MAX_LINES`] lines outside its `#[cfg(test)]` items.
+//! (c) no file in `runner/src` over [`MAX_LINES`] lines outside its `#[cfg(test)]` items;
+//! (d) `runner/src/cluster/` and the job contract (`runner/src/job.rs`) import no file of
+//!     `runner/src/jobs/`: they know the kinds of job only through the contract
+//!     ([`LAYERS`]; its violations are listed with (a)'s).
 //!
 //! Known violations, while any are left, are listed in [`ALLOWED_CMD_IMPORTS`],
 //! [`ALLOWED_CIRCLES`] and [`ALLOWED_LONG_FILES`] (all three empty since issue 30). The
@@ -32,6 +35,13 @@ const MAX_LINES: usize = 650;
 
 /// Files outside `cmd/` that still import from `cmd/`: (importing file, imported file, why).
 const ALLOWED_CMD_IMPORTS: &[(&str, &str, &str)] = &[];
+
+/// (files under this prefix, may not import files under this one): `cluster/` and the job
+/// contract know the kinds of job only through the contract (issue 30).
+const LAYERS: &[(&str, &str)] = &[
+    ("runner/src/cluster/", "runner/src/jobs/"),
+    ("runner/src/job.rs", "runner/src/jobs/"),
+];
 
 /// Circles of imports still there: (the files of the circle, sorted, why).
 const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[];
@@ -832,6 +842,20 @@ fn violations(
                     });
                 }
             }
+            // The job contract's direction: the generic rooms know jobs only through it.
+            for (from, to) in LAYERS {
+                for (file, deps) in g.edges.iter().filter(|(f, _)| f.starts_with(from)) {
+                    for dep in deps.iter().filter(|d| d.starts_with(to)) {
+                        cmd.push(Violation {
+                            key: format!("{file} {dep}"),
+                            line: format!(
+                                "imports a job kind: {file} → {dep} ({from} knows jobs only \
+                                 through the job contract, runner/src/job.rs)"
+                            ),
+                        });
+                    }
+                }
+            }
             for (file, facts) in &g.files {
                 let lines = sources[file].lines().count() - facts.test_lines;
                 if lines > MAX_LINES {
@@ -1106,4 +1130,33 @@ fn a_made_up_crate_breaks_every_rule() {
     assert!(problems[0].starts_with("NEW too long: runner/src/big.rs"));
     assert!(problems[1].starts_with("FIXED, remove it from LIST"));
     assert!(compare(&long, &["runner/src/big.rs".to_string()], "LIST").is_empty());
+}
+
+#[test]
+fn a_generic_room_that_names_a_job_kind_is_found() {
+    let src = made_up(&[
+        (
+            "runner/src/main.rs",
+            "mod cluster;\nmod job;\nmod jobs;\nfn main() { jobs::datagen::run(); }\n",
+        ),
+        ("runner/src/job.rs", "pub trait Job {}\n"),
+        ("runner/src/jobs/mod.rs", "pub mod datagen;\n"),
+        (
+            "runner/src/jobs/datagen.rs",
+            "use crate::job::Job;\npub fn run() { crate::cluster::coordinate(); }\n",
+        ),
+        (
+            "runner/src/cluster/mod.rs",
+            "pub fn coordinate() { crate::jobs::datagen::run(); }\n",
+        ),
+    ]);
+    let (layers, _, _) = violations(&src, &[("runner", "main.rs")]);
+    let lines: Vec<String> = layers.iter().map(|v| v.line.clone()).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with(
+            "imports a job kind: runner/src/cluster/mod.rs → runner/src/jobs/datagen.rs"
+        ),
+        "{lines:?}"
+    );
 }
