@@ -693,6 +693,71 @@ fn the_verification_sprt_of_a_bad_set_ends_h0_and_is_recorded() {
     assert!(!skipped.contains("Verification"), "{skipped}");
 }
 
+/// The verification SPRT is the match job `spar sprt` runs with the same words: the tuned
+/// values against the start values, the tune's book, adjudication and seed, the limit of
+/// `--verify-each`, the bounds and games of `--verify-*`; its games and summary are those.
+#[test]
+fn the_verification_plays_the_games_of_the_same_spar_sprt() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("p.txt"),
+        "rfp_margin, int, 80, 20, 200, 30, 0.5\nlmr_base, int, 70, 0, 200, 30, 0.5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("b.epd"),
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -\n\
+         rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq -\n",
+    )
+    .unwrap();
+    let shared = "--book b.epd order=sequential --resign movecount=3 score=500 \
+                  --draw movenumber=20 movecount=4 score=10 --maxmoves 60 --seed 5 \
+                  --concurrency 2 --quiet";
+    let tune = format!(
+        "tune --params p.txt --each nodes=300 option.Hash=4 --iterations 2 \
+         --pairs-per-iteration 2 --verify-each nodes=500 --verify-elo0 -1 --verify-elo1 3 \
+         --verify-games 8 --csv t.csv --out t.txt {shared}"
+    );
+    let out = ok(&run_in(d, &argv(&tune)));
+    let finals = std::fs::read_to_string(d.join("t.txt")).unwrap();
+    let value = |name: &str| -> String {
+        finals
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}, ")))
+            .unwrap_or_else(|| panic!("{name} in {finals}"))
+            .to_string()
+    };
+    let sprt = format!(
+        "sprt --engine name=tuned option.Hash=4 option.rfp_margin={} option.lmr_base={} \
+         --engine name=start option.Hash=4 option.rfp_margin=80 option.lmr_base=70 \
+         --each nodes=500 --elo0 -1 --elo1 3 --games 8 --results s.csv --json s.json {shared}",
+        value("rfp_margin"),
+        value("lmr_base")
+    );
+    let sprt_out = ok(&run_in(d, &argv(&sprt)));
+    let rows = rows_without_time(&d.join("t.csv.verify.csv"));
+    assert_eq!(rows.len(), 9, "a header and 8 games: {rows:?}");
+    assert_eq!(rows, rows_without_time(&d.join("s.csv")));
+    let summary = |p: &str| {
+        let mut j = json(&d.join(p));
+        let o = j.as_object_mut().unwrap();
+        o.remove("duration_seconds");
+        o.remove("command_line");
+        j
+    };
+    assert_eq!(summary("t.csv.verify.json"), summary("s.json"));
+    // The summary lines the tune printed are the SPRT's.
+    let score = |o: &str| {
+        o.lines()
+            .find(|l| l.starts_with("Score of"))
+            .map(String::from)
+    };
+    assert!(score(&sprt_out).is_some(), "{sprt_out}");
+    assert_eq!(score(&out), score(&sprt_out), "{out}");
+}
+
 #[test]
 fn an_interrupted_verification_stops_shows_its_games_in_the_status_and_resumes_to_its_verdict() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::lines::GameLines;
 use crate::cli::{
     AdjudicationArgs, BookArgs, EngineArgs, FailureArgs, OutputArgs, RunArgs, SlurmArgs, SprtArgs,
+    DEFAULT_SPRT_RATES,
 };
 use crate::error::{CliError, CliResult};
 use crate::files::paths::PathCheck;
@@ -60,6 +61,48 @@ pub struct MatchArgs {
     #[arg(long, hide = true, num_args = 0..=1, default_missing_value = "fastchess")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) game_lines: Option<String>,
+}
+
+impl MatchArgs {
+    /// An SPRT as `spar sprt` reads it when only these options are given (every other
+    /// option at its default: no output file, no cluster, cutechess output, the failure
+    /// policy's and the SPRT's rates and model): how a job that ends in an SPRT (a tune's
+    /// verification) makes one without a command line.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sprt(
+        engines: EngineArgs,
+        games: Option<u64>,
+        run: RunArgs,
+        book: BookArgs,
+        adjudication: AdjudicationArgs,
+        elo0: f64,
+        elo1: f64,
+    ) -> MatchArgs {
+        let (alpha, beta) = DEFAULT_SPRT_RATES;
+        MatchArgs {
+            engines,
+            games,
+            run,
+            book,
+            adjudication,
+            files: OutputArgs::default(),
+            output: OutputFormat::Cutechess,
+            failure: FailureArgs {
+                stall_timeout: 10.0,
+                recover: false,
+                no_recover: false,
+            },
+            sprt: SprtArgs {
+                elo0: Some(elo0),
+                elo1: Some(elo1),
+                alpha,
+                beta,
+                model: "normalized".into(),
+            },
+            slurm: SlurmArgs::default(),
+            game_lines: None,
+        }
+    }
 }
 
 /// Games `spar match` plays without `--games`.
@@ -147,4 +190,53 @@ fn check_paths(args: &MatchArgs, dump: Option<&DumpSpec>) -> CliResult {
 /// Whether a results file holds anything (a resume with nothing to resume is a new run).
 pub(super) fn has_rows(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Sprt {
+        #[command(flatten)]
+        args: MatchArgs,
+    }
+
+    /// [`MatchArgs::sprt`]'s defaults are `spar sprt`'s: the same options given on a
+    /// command line read the same.
+    #[test]
+    fn an_sprt_built_is_the_sprt_the_command_line_reads() {
+        let built = MatchArgs::sprt(
+            EngineArgs {
+                engines: vec![
+                    vec!["name=a".into()],
+                    vec!["name=b".into(), "depth=2".into()],
+                ],
+                each: vec!["nodes=100".into()],
+            },
+            Some(10),
+            RunArgs {
+                concurrency: None,
+                seed: 3,
+                quiet: true,
+            },
+            BookArgs::default(),
+            AdjudicationArgs {
+                maxmoves: Some(40),
+                ..AdjudicationArgs::default()
+            },
+            -1.0,
+            4.5,
+        );
+        let words = "sprt --engine name=a --engine name=b depth=2 --each nodes=100 --games 10 \
+                     --seed 3 --quiet --maxmoves 40 --elo0 -1 --elo1 4.5";
+        let parsed = Sprt::try_parse_from(words.split_whitespace())
+            .expect("parses")
+            .args;
+        assert_eq!(
+            serde_json::to_value(&built).unwrap(),
+            serde_json::to_value(&parsed).unwrap()
+        );
+    }
 }
