@@ -52,16 +52,27 @@ pub fn check_options(
     job.check_merge_options(dir, manifest, files)
 }
 
-/// The first output option of `spar merge` given in `files`, for a refusal.
-pub fn first_option(files: &OutputArgs) -> Option<&'static str> {
-    [
+/// The refusal of `spar merge`'s output options (`files`) for a kind of run that writes
+/// only its own files (`writes`: "its own --out").
+pub fn refuse_options(
+    dir: &Path,
+    manifest: &Manifest,
+    files: &OutputArgs,
+    writes: &str,
+) -> CliResult {
+    let flag = [
         ("--pgnout", files.pgnout.is_some()),
         ("--results", files.results.is_some()),
         ("--json", files.json.is_some()),
     ]
     .into_iter()
     .find(|(_, on)| *on)
-    .map(|(f, _)| f)
+    .map_or("--results", |(f, _)| f);
+    let command = &manifest.command;
+    Err(CliError::usage(format!(
+        "{flag} is not an output of a {command} run ({}'s {command} writes {writes}): leave it out",
+        dir.display()
+    )))
 }
 
 /// Checks, before any work, every file a merge of the run in `dir` writes: none is a file

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::status::TuneView;
 use crate::cli::OutputArgs;
 use crate::cluster::manifest::Manifest;
-use crate::cluster::merge::{at, first_option};
+use crate::cluster::merge::{at, refuse_options};
 use crate::cluster::merged::Merged;
 use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
@@ -88,12 +88,8 @@ impl Job for TuneJob {
         Ok(out)
     }
 
-    fn check_merge_options(&self, dir: &Path, _m: &Manifest, files: &OutputArgs) -> CliResult {
-        let flag = first_option(files).unwrap_or("--results");
-        Err(CliError::usage(format!(
-            "{flag} is not an output of a tune run ({}'s tune writes its own --csv and --out): leave it out",
-            dir.display()
-        )))
+    fn check_merge_options(&self, dir: &Path, m: &Manifest, files: &OutputArgs) -> CliResult {
+        refuse_options(dir, m, files, "its own --csv and --out")
     }
 
     fn merge(&self, dir: &Path, m: &Manifest, _files: Option<&OutputArgs>) -> CliResult<Merged> {
