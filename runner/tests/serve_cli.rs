@@ -329,6 +329,32 @@ fn the_new_run_form_refuses_bad_words_in_the_page() {
     assert!(reply.contains("&lt;x&gt;.pgn"), "{reply}");
     let (_, list) = server.json("GET", "/api/runs", None);
     assert!(list["runs"].as_array().unwrap().is_empty());
+    // A good form stores the run and sends the browser to its page.
+    let mut s = TcpStream::connect(&server.addr).unwrap();
+    let body = "kind=match&words=--engine+name%3Da+--engine+name%3Db%0D%0A--each+nodes%3D300+\
+                --games+2&priority=&throughput=&note=from+the+form";
+    write!(
+        s,
+        "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 303"), "{reply}");
+    assert!(
+        reply.to_lowercase().contains("location: /runs/1\r\n"),
+        "{reply}"
+    );
+    let v = server.wait(1, "finished", |v| state(v) == "finished");
+    assert_eq!(v["note"], "from the form");
+    assert_eq!(
+        v["words"],
+        json!(words(
+            "--engine name=a --engine name=b --each nodes=300 --games 2"
+        ))
+    );
 }
 
 #[test]
