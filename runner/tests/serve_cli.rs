@@ -495,3 +495,66 @@ fn is_locked(lock: &Path) -> bool {
         Err(_) => false,
     }
 }
+
+#[test]
+fn sprt_tune_and_datagen_runs_write_the_clis_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let sprt = "--engine name=base option.Eval=hce --engine name=weak option.Eval=hce \
+                option.material_mg_knight=150 option.material_eg_knight=150 \
+                option.material_mg_bishop=150 option.material_eg_bishop=150 \
+                --each nodes=300 --elo0 0 --elo1 100 --seed 1";
+    let tune = "--param rfp_margin --each nodes=300 --iterations 3 --pairs-per-iteration 2 \
+                --no-verify --seed 4";
+    let datagen = "--games 4 --nodes 500 --seed 2";
+    let mut ids = Vec::new();
+    for (kind, w) in [("sprt", sprt), ("tune", tune), ("datagen", datagen)] {
+        let body = json!({"kind": kind, "words": words(w), "note": kind});
+        let (code, v) = server.json("POST", "/api/runs", Some(&body));
+        assert_eq!(code, 201, "{v}");
+        ids.push(v["id"].as_i64().unwrap());
+    }
+    let done: Vec<Value> = ids
+        .iter()
+        .map(|&id| server.wait(id, "finished", |v| state(v) == "finished"))
+        .collect();
+
+    // The SPRT: its verdict, its games, and a green row.
+    assert_eq!(done[0]["live"]["verdict"], "H1", "{}", done[0]);
+    assert!(done[0]["live"]["llr"].as_f64().unwrap() >= done[0]["live"]["upper"].as_f64().unwrap());
+    assert_eq!(served(&data, ids[0]), cli("sprt", sprt, tmp.path()));
+    let (_, index) = server.http("GET", "/", None);
+    assert!(
+        index.contains(&format!("id=\"run-{}\" class=\"H1\"", ids[0])),
+        "{index}"
+    );
+
+    // The tune: the same trajectory and final values.
+    assert_eq!(done[1]["live"]["iteration"], 3, "{}", done[1]);
+    let (csv, out) = (tmp.path().join("t.csv"), tmp.path().join("t.txt"));
+    let mut args = vec!["tune".to_string()];
+    args.extend(words(tune));
+    args.extend([
+        "--csv".into(),
+        path_str(&csv).into(),
+        "--out".into(),
+        path_str(&out).into(),
+    ]);
+    ok(&run(&args));
+    let dir = data.join("runs").join(ids[1].to_string());
+    assert_eq!(read(&dir.join("tune.csv")), read(&csv));
+    assert_eq!(read(&dir.join("tuned.txt")), read(&out));
+    let (code, page) = server.http("GET", &format!("/runs/{}/status.html", ids[1]), None);
+    assert_eq!(code, 200, "{page}");
+
+    // Datagen: the same positions.
+    assert_eq!(done[2]["live"]["games"], 4, "{}", done[2]);
+    let vf = tmp.path().join("p.vf");
+    let mut args = vec!["datagen".to_string()];
+    args.extend(words(datagen));
+    args.extend(["--out".into(), path_str(&vf).into()]);
+    ok(&run(&args));
+    let dir = data.join("runs").join(ids[2].to_string());
+    assert_eq!(bytes(&dir.join("positions")), bytes(&vf));
+}
