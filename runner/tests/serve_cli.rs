@@ -558,3 +558,74 @@ fn sprt_tune_and_datagen_runs_write_the_clis_files() {
     let dir = data.join("runs").join(ids[2].to_string());
     assert_eq!(bytes(&dir.join("positions")), bytes(&vf));
 }
+
+#[test]
+fn a_failed_run_shows_the_last_lines_of_its_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    // An engine that answers the UCI handshake (the check passes) and dies on `go`.
+    let engine = tmp.path().join("crashy.sh");
+    std::fs::write(
+        &engine,
+        "#!/bin/sh\nwhile read line; do case \"$line\" in\n\
+         uci) echo 'id name crashy'; echo uciok;;\n isready) echo readyok;;\n\
+         go*) echo 'crashy: <out of cheese>' >&2; exit 3;;\n quit) exit 0;;\n esac; done\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&engine).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&engine, perms).unwrap();
+    let w = format!(
+        "--engine name=crashy cmd={} --engine name=b --each nodes=300 --games 2",
+        path_str(&engine)
+    );
+    let body = json!({"kind": "match", "words": words(&w)});
+    let (code, v) = server.json("POST", "/api/runs", Some(&body));
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    let v = server.wait(id, "failed", |v| state(v) == "failed");
+    assert_ne!(v["exit_code"], 0);
+    let tail = v["stderr_tail"].as_str().unwrap();
+    assert!(tail.contains("crashy"), "{tail}");
+    let (_, page) = server.http("GET", &format!("/runs/{id}"), None);
+    assert!(page.contains("<h2>Failure</h2>"), "{page}");
+    // The run resumes on request (and fails again: the engine still crashes).
+    let (code, _) = server.json("POST", &format!("/api/runs/{id}/resume"), None);
+    assert_eq!(code, 200);
+}
+
+#[test]
+fn ctrl_c_stops_the_server_and_its_runs_which_resume_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let log = tmp.path().join("serve.log");
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 30 --seed 9";
+    let mut server = Server::start(&data, &log);
+    let id = submitted(&submit(&server, "match", w));
+    server.wait(id, "games", |v| state(v) == "running" && games(v) >= 2);
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the server did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{}", read(&log));
+    assert!(read(&log).contains("spar serve: stopped"), "{}", read(&log));
+    let lock = data.join(format!("runs/{id}/results.csv.lock"));
+    assert!(!is_locked(&lock), "the child outlived the server");
+    let server = Server::start(&data, &log);
+    server.wait(id, "finished", |v| state(v) == "finished");
+    assert_eq!(served(&data, id), cli("match", w, tmp.path()));
+}

@@ -58,6 +58,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         cwd: cwd.to_string_lossy().into_owned(),
         check,
     });
+    let sched_handle = sched.clone();
     std::thread::Builder::new()
         .name("scheduler".into())
         .spawn(move || sched.run())
@@ -79,10 +80,23 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
             data.display(),
             settings.cores
         ))?;
+        // Ctrl-C or SIGTERM: stop serving, then stop the children gracefully (a second
+        // Ctrl-C exits at once; the children die with the server and resume all the same).
+        let stop = crate::interrupt::on_ctrl_c("stopping the runs (they resume at the next start)");
+        let stopped = async move {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        };
         axum::serve(listener, router::build(state))
+            .with_graceful_shutdown(stopped)
             .await
             .map_err(|e| CliError::failure(format!("the server stopped: {e}")))
-    })
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    sched_handle.shutdown(std::time::Duration::from_secs(30));
+    eprintln!("spar serve: stopped; the runs that were playing resume at the next start");
+    Ok(())
 }
 
 /// Reports (never deletes) the run directories that have no row in the database.

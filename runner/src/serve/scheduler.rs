@@ -15,6 +15,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,8 @@ pub struct Scheduler {
     db: Arc<Mutex<Db>>,
     children: Mutex<HashMap<i64, Playing>>,
     wake: (Mutex<bool>, Condvar),
+    /// The server is shutting down: no child starts.
+    closing: AtomicBool,
 }
 
 impl Scheduler {
@@ -71,6 +74,7 @@ impl Scheduler {
             db,
             children: Mutex::new(HashMap::new()),
             wake: (Mutex::new(false), Condvar::new()),
+            closing: AtomicBool::new(false),
         })
     }
 
@@ -150,6 +154,9 @@ impl Scheduler {
         // Start what should play and has no child (a stopping child is waited for: never
         // two children on one run).
         for run in &active {
+            if self.closing.load(Ordering::SeqCst) {
+                break;
+            }
             let Some(&cores) = shares.get(&run.id) else {
                 continue;
             };
@@ -178,6 +185,35 @@ impl Scheduler {
             }
         }
         Ok(())
+    }
+
+    /// Stops every child gracefully (the server is shutting down): SIGINT to each, then
+    /// SIGKILL to what is left after `grace`. Their runs are queued again and resume from
+    /// their files at the next start.
+    pub fn shutdown(&self, grace: Duration) {
+        self.closing.store(true, Ordering::SeqCst);
+        {
+            let mut children = self.children.lock().expect("children lock");
+            for p in children.values_mut() {
+                p.stopping.get_or_insert_with(Instant::now);
+                signal(&p.child, Signal::SIGINT);
+            }
+        }
+        let until = Instant::now() + grace;
+        loop {
+            if let Err(e) = self.reap() {
+                eprintln!("spar serve: scheduler: {e}");
+            }
+            if self.children.lock().expect("children lock").is_empty() {
+                return;
+            }
+            if Instant::now() > until {
+                for p in self.children.lock().expect("children lock").values() {
+                    signal(&p.child, Signal::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Starts run `run`'s child with `cores` cores.
