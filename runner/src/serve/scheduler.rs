@@ -152,7 +152,9 @@ impl Scheduler {
             }
         }
         // Start what should play and has no child (a stopping child is waited for: never
-        // two children on one run).
+        // two children on one run), when its cores are free (a stopping child keeps its
+        // cores until it has ended: the cores are never over-committed).
+        let mut used: usize = children.values().map(|p| p.cores).sum();
         for run in &active {
             if self.closing.load(Ordering::SeqCst) {
                 break;
@@ -160,11 +162,12 @@ impl Scheduler {
             let Some(&cores) = shares.get(&run.id) else {
                 continue;
             };
-            if children.contains_key(&run.id) {
+            if children.contains_key(&run.id) || used + cores > self.cores {
                 continue;
             }
             match self.start(run, cores) {
                 Ok(child) => {
+                    used += cores;
                     children.insert(
                         run.id,
                         Playing {
