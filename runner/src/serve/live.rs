@@ -34,7 +34,7 @@ pub struct Live {
 }
 
 fn finite(x: f64) -> Option<f64> {
-    x.is_finite().then_some(x)
+    x.is_finite().then_some(x + 0.0)
 }
 
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`.

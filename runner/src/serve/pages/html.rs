@@ -35,7 +35,8 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
 
 /// A number with `digits` decimals, or a dash.
 pub fn num(x: Option<f64>, digits: usize) -> String {
-    x.map_or("–".to_string(), |x| format!("{x:.digits$}"))
+    // `+ 0.0` turns -0 into 0: no "-0.00".
+    x.map_or("–".to_string(), |x| format!("{:.digits$}", x + 0.0))
 }
 
 /// A Unix time as `YYYY-MM-DD HH:MM` UTC.
@@ -92,6 +93,13 @@ mod tests {
         let page = layout("<b>x</b>", "", "");
         assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; · spar serve</title>"));
         assert!(!page.contains("<b>x</b>"));
+    }
+
+    #[test]
+    fn numbers_have_their_decimals_and_no_negative_zero() {
+        assert_eq!(num(Some(-0.0), 2), "0.00");
+        assert_eq!(num(Some(-1.234), 1), "-1.2");
+        assert_eq!(num(None, 2), "–");
     }
 
     #[test]

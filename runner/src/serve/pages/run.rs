@@ -19,11 +19,12 @@ pub fn page(
 ) -> String {
     let id = run.id;
     let verdict = live.verdict.as_deref().unwrap_or("");
+    let verdict_text = live.verdict.as_deref().unwrap_or("–");
     let mut b = format!(
         "<table id=\"run\" data-id=\"{id}\" data-state=\"{state}\" class=\"{verdict}\">\
          <tr><th>kind</th><td>{kind}</td></tr>\
          <tr><th>state</th><td data-f=\"state\">{state}</td></tr>\
-         <tr><th>verdict</th><td>{verdict}</td></tr>\
+         <tr><th>verdict</th><td>{verdict_text}</td></tr>\
          <tr><th>words</th><td class=\"words\">{words}</td></tr>\
          <tr><th>priority / throughput</th><td>{priority} / {throughput}</td></tr>\
          <tr><th>cores now</th><td data-f=\"cores\">{cores}</td></tr>\
