@@ -604,12 +604,8 @@ fn ctrl_c_stops_the_server_and_its_runs_which_resume_at_the_next_start() {
     let mut server = Server::start(&data, &log);
     let id = submitted(&submit(&server, "match", w));
     server.wait(id, "games", |v| state(v) == "running" && games(v) >= 2);
-    let pid = server.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
+    let pid = nix::unistd::Pid::from_raw(server.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let start = Instant::now();
     let status = loop {
         if let Some(s) = server.child.try_wait().unwrap() {
@@ -628,4 +624,39 @@ fn ctrl_c_stops_the_server_and_its_runs_which_resume_at_the_next_start() {
     let server = Server::start(&data, &log);
     server.wait(id, "finished", |v| state(v) == "finished");
     assert_eq!(served(&data, id), cli("match", w, tmp.path()));
+}
+
+#[test]
+fn a_damaged_or_newer_database_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let serve = |data: &Path| {
+        spar()
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .output()
+            .unwrap()
+    };
+    let damaged = tmp.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    std::fs::write(damaged.join("spar.db"), vec![b'x'; 4096]).unwrap();
+    let o = serve(&damaged);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a readable spar serve database"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(damaged.join("spar.db")).unwrap(),
+        vec![b'x'; 4096]
+    );
+
+    let newer = tmp.path().join("newer");
+    std::fs::create_dir_all(&newer).unwrap();
+    let conn = rusqlite::Connection::open(newer.join("spar.db")).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let o = serve(&newer);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("schema version 99"), "{}", stderr(&o));
 }

@@ -283,20 +283,24 @@ impl Scheduler {
             let Some(run) = db.get(id)? else { continue };
             let tail = stderr_tail(Path::new(&run.dir));
             let code64 = code.map(i64::from);
-            let state = if code == Some(0) {
-                "finished"
-            } else if stopped {
-                match run.state.as_str() {
-                    "running" => "queued",
-                    other => other,
-                }
-            } else {
-                "failed"
-            };
+            let state = end_state(code, stopped, &run.state);
             eprintln!("spar serve: run {id} ended ({state}, exit {code:?})");
             db.ended(id, state, code64, &tail)?;
         }
         Ok(())
+    }
+}
+
+/// A run's state after its child ended with `code`: exit 0 is finished (all played, or
+/// decided), whatever asked it to stop; a child the server `stopped` leaves the run as it
+/// is now (`stopped` by the user, deleted) or queued again (its share changed, or the
+/// server shuts down: it resumes); any other end is a failure.
+fn end_state<'a>(code: Option<i32>, stopped: bool, now: &'a str) -> &'a str {
+    match (code, stopped, now) {
+        (Some(0), _, _) => "finished",
+        (_, true, "running") => "queued",
+        (_, true, other) => other,
+        (_, false, _) => "failed",
     }
 }
 
@@ -317,4 +321,34 @@ pub fn stderr_tail(dir: &Path) -> String {
     let text = String::from_utf8_lossy(&buf);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_end_decides_its_runs_state() {
+        assert_eq!(end_state(Some(0), false, "running"), "finished");
+        assert_eq!(end_state(Some(0), true, "stopped"), "finished");
+        assert_eq!(end_state(Some(130), true, "running"), "queued");
+        assert_eq!(end_state(Some(130), true, "stopped"), "stopped");
+        assert_eq!(end_state(None, true, "running"), "queued");
+        assert_eq!(end_state(Some(1), false, "running"), "failed");
+        assert_eq!(end_state(None, false, "running"), "failed");
+    }
+
+    #[test]
+    fn the_stderr_tail_is_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(stderr_tail(dir.path()), "");
+        let text: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
+        std::fs::write(dir.path().join("stderr.log"), text).unwrap();
+        let tail = stderr_tail(dir.path());
+        assert_eq!(tail.lines().count(), TAIL_LINES);
+        assert!(
+            tail.starts_with("line 80\n") && tail.ends_with("line 99"),
+            "{tail}"
+        );
+    }
 }
