@@ -295,7 +295,7 @@ impl Scheduler {
 /// decided), whatever asked it to stop; a child the server `stopped` leaves the run as it
 /// is now (`stopped` by the user, deleted) or queued again (its share changed, or the
 /// server shuts down: it resumes); any other end is a failure.
-fn end_state<'a>(code: Option<i32>, stopped: bool, now: &'a str) -> &'a str {
+fn end_state(code: Option<i32>, stopped: bool, now: &str) -> &str {
     match (code, stopped, now) {
         (Some(0), _, _) => "finished",
         (_, true, "running") => "queued",
