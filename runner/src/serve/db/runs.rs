@@ -46,7 +46,7 @@ pub struct Filter {
     pub state: Option<String>,
     /// Text in the words or the note.
     pub q: Option<String>,
-    /// At most this many, newest first.
+    /// At most this many, newest first (default 200).
     pub limit: Option<i64>,
 }
 
@@ -152,7 +152,7 @@ impl Db {
         let state = f.state.as_deref().filter(|s| !s.is_empty());
         let rows = stmt
             .query_map(
-                params![kind, state, like, f.limit.unwrap_or(1000)],
+                params![kind, state, like, f.limit.unwrap_or(200).clamp(1, 10_000)],
                 from_row,
             )
             .map_err(db_err)?;

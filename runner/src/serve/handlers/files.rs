@@ -9,11 +9,13 @@ use crate::serve::actions;
 use crate::serve::live;
 use crate::serve::state::Shared;
 
-/// Whether `name` is a plain file name: no separator, not `.`/`..`, no NUL, not hidden.
+/// Whether `name` is a plain file name: no separator, not `.`/`..`, not hidden, no quote
+/// and no control character (it goes into a header).
 pub fn plain_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('.')
-        && !name.contains(['/', '\\', '\0'])
+        && !name.contains(['/', '\\', '"'])
+        && !name.chars().any(char::is_control)
         && name.len() <= 255
 }
 
