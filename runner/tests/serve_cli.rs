@@ -362,7 +362,7 @@ fn stop_resume_priority_and_delete() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let server = Server::start(&data, &tmp.path().join("serve.log"));
-    let long = "--engine name=a --engine name=b --each nodes=400 --games 40 --seed 5";
+    let long = "--engine name=a --engine name=b --each nodes=400 --games 60 --seed 5";
     let a = submitted(&submit(&server, "match", long));
     server.wait(a, "games", |v| state(v) == "running" && games(v) >= 4);
 
@@ -455,7 +455,7 @@ fn kill_9_of_the_server_during_a_run_then_a_restart_finishes_it_as_the_cli_would
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let log = tmp.path().join("serve.log");
-    let w = "--engine name=a --engine name=b --each nodes=400 --games 40 --seed 7";
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 60 --seed 7";
     let mut server = Server::start(&data, &log);
     let id = submitted(&submit(&server, "match", w));
     server.wait(id, "games", |v| state(v) == "running" && games(v) >= 4);
@@ -472,7 +472,7 @@ fn kill_9_of_the_server_during_a_run_then_a_restart_finishes_it_as_the_cli_would
     std::fs::write(data.join("runs/999/keep.txt"), "x").unwrap();
     let server = Server::start(&data, &log);
     let v = server.wait(id, "finished", |v| state(v) == "finished");
-    assert_eq!(games(&v), 40);
+    assert_eq!(games(&v), 60);
     assert_eq!(served(&data, id), cli("match", w, tmp.path()));
     assert!(
         read(&log).contains("resumes from its files"),
@@ -600,7 +600,7 @@ fn ctrl_c_stops_the_server_and_its_runs_which_resume_at_the_next_start() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let log = tmp.path().join("serve.log");
-    let w = "--engine name=a --engine name=b --each nodes=400 --games 30 --seed 9";
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 60 --seed 9";
     let mut server = Server::start(&data, &log);
     let id = submitted(&submit(&server, "match", w));
     server.wait(id, "games", |v| state(v) == "running" && games(v) >= 2);
