@@ -292,6 +292,7 @@ fn a_submitted_match_plays_the_clis_games_and_bad_input_stores_nothing() {
     assert!(page.contains("spar match --engine name=a"), "{page}");
     assert!(page.contains("results.csv"));
     assert!(page.contains("W-L-D"));
+    assert!(page.contains(&format!("<iframe src=\"/runs/{id}/status.html\"")));
     let (code, status) = server.http("GET", &format!("/runs/{id}/status.html"), None);
     assert_eq!(code, 200);
     assert!(status.contains("<html"), "{status}");

@@ -71,7 +71,9 @@ pub fn page(
     if has_status_page {
         b.push_str(&format!(
             "<p><a href=\"/runs/{id}/status.html\">The status page</a> \
-             (what <code>spar status FILE --html</code> writes).</p>"
+             (what <code>spar status FILE --html</code> writes), here as of loading:</p>\
+             <iframe src=\"/runs/{id}/status.html\" title=\"status page\" \
+             style=\"width:100%;height:36em;border:1px solid #ddd\"></iframe>"
         ));
     }
     b.push_str(&format!(
