@@ -15,6 +15,7 @@ mod plan;
 mod play;
 mod progress;
 mod report;
+mod serve;
 mod stdout;
 mod summary;
 mod track_dump;
@@ -65,6 +66,10 @@ enum Command {
     Merge(cmd::merge::MergeArgs),
     /// Where a cluster run, a local results CSV or a tune's CSV stands; --html writes a live page.
     Status(cmd::status::StatusArgs),
+    /// The team server: queue, watch and search runs in the browser or by its JSON API.
+    Serve(cmd::serve::ServeArgs),
+    /// Send a run (`sprt`, `match`, `tune`, `datagen` and its words) to a spar server.
+    Submit(cmd::submit::SubmitArgs),
     /// fastchess's command line (`-engine … -rounds N -games 2 …`) run as `spar match`/`sprt`;
     /// also spar's behaviour under a program name starting with `fastchess` (docs/compat.md).
     Fastchess {
@@ -99,6 +104,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Shard(args) => cmd::shard::run(args),
         Command::Merge(args) => cmd::merge::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Submit(args) => cmd::submit::run(args),
         Command::Fastchess { args } => personality(cmd::compat::Tool::Fastchess, &args),
         Command::Cutechess { args } => personality(cmd::compat::Tool::Cutechess, &args),
     }

@@ -1,0 +1,121 @@
+//! `spar serve`: the team server ([`crate::serve`]). Here its flags, and the check of a
+//! run's words that the server is handed: the words parsed by the same clap arguments as
+//! `spar sprt`/`match`/`tune`/`datagen` (which live here, in `cmd/`, that nothing imports)
+//! and checked as the command checks them before its first game.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::error::{CliError, CliResult};
+use crate::serve::settings::{Partial, Settings};
+
+/// Run the team server: queue, watch and search runs (docs/serve.md).
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8000; port 0: any free port].
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Where the database, the run directories and the archive live [default: ./spar-serve].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Cores shared among the runs [default: all].
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
+    /// A TOML file with the same keys (`bind`, `data-dir`, `cores`); flags win.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Runs `spar serve`.
+pub fn run(args: ServeArgs) -> CliResult {
+    let file = match &args.config {
+        Some(path) => Partial::read(path).map_err(CliError::usage)?,
+        None => Partial::default(),
+    };
+    let flags = Partial {
+        bind: args.bind,
+        data_dir: args.data_dir,
+        cores: args.cores,
+    };
+    let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
+    crate::serve::run(settings, check_words)
+}
+
+/// The commands the server runs, parsed as `spar` parses them.
+#[derive(Parser, Debug)]
+#[command(name = "spar")]
+enum RunWords {
+    Match(super::matches::MatchArgs),
+    Sprt(super::matches::MatchArgs),
+    Tune(super::tune::TuneArgs),
+    Datagen(super::datagen::DatagenArgs),
+}
+
+/// Checks `spar KIND WORDS…` with the server's output flags pointing into `scratch`, as the
+/// command does before its first game (clap, then the plan: engines, limits, bounds,
+/// books, files); plays nothing.
+pub fn check_words(kind: &str, words: &[String], scratch: &Path) -> Result<(), String> {
+    let argv = ["spar".to_string(), kind.to_string()]
+        .into_iter()
+        .chain(words.iter().cloned())
+        .chain(crate::serve::words::outputs(kind, scratch));
+    let parsed = RunWords::try_parse_from(argv).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        first.trim_start_matches("error: ").to_string()
+    })?;
+    let checked = match parsed {
+        RunWords::Match(a) => crate::jobs::matches::args::check(&a, false),
+        RunWords::Sprt(a) => crate::jobs::matches::args::check(&a, true),
+        RunWords::Tune(a) => crate::jobs::tune::setup::setup(&a).map(|_| ()),
+        RunWords::Datagen(a) => crate::jobs::datagen::plan::plan(&a).map(|_| ()),
+    };
+    checked.map_err(|e| e.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(kind: &str, words: &str) -> Result<(), String> {
+        let dir = tempfile::tempdir().unwrap();
+        let words: Vec<String> = words.split_whitespace().map(String::from).collect();
+        check_words(kind, &words, dir.path())
+    }
+
+    #[test]
+    fn serve_words_that_spar_accepts_pass() {
+        check(
+            "match",
+            "--engine name=a --engine name=b --each nodes=400 --games 8",
+        )
+        .unwrap();
+        check(
+            "sprt",
+            "--engine name=a --engine name=b --each nodes=400 --elo0 0 --elo1 5",
+        )
+        .unwrap();
+        check("datagen", "--games 4 --nodes 500").unwrap();
+    }
+
+    #[test]
+    fn serve_words_that_spar_refuses_are_refused_with_its_message() {
+        let e = check("match", "--engine name=a --engine name=b --frobnicate").unwrap_err();
+        assert!(e.contains("--frobnicate"), "{e}");
+        let e = check(
+            "match",
+            "--engine name=a bogus=1 --engine name=b --each nodes=400",
+        )
+        .unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+        let e = check(
+            "sprt",
+            "--engine name=a --engine name=b --each nodes=400 --elo0 5 --elo1 0",
+        )
+        .unwrap_err();
+        assert!(!e.is_empty());
+        let e = check("datagen", "--nodes 500").unwrap_err();
+        assert!(e.contains("--games"), "{e}");
+    }
+}

@@ -1,0 +1,292 @@
+//! The `runs` table: every query the server makes of it, each parameterised.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::Db;
+
+/// The states of a run.
+pub const STATES: &[&str] = &["queued", "running", "stopped", "finished", "failed"];
+
+/// One run, as stored.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    pub id: i64,
+    pub kind: String,
+    pub words: Vec<String>,
+    pub priority: i64,
+    pub throughput: i64,
+    pub note: String,
+    pub state: String,
+    pub created: i64,
+    pub started: Option<i64>,
+    pub finished: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub stderr_tail: String,
+    pub dir: String,
+    pub cwd: String,
+    pub deleted: bool,
+    pub archived: Option<String>,
+}
+
+/// A new run's fields.
+pub struct NewRun<'a> {
+    pub kind: &'a str,
+    pub words: &'a [String],
+    pub priority: i64,
+    pub throughput: i64,
+    pub note: &'a str,
+    pub cwd: &'a str,
+}
+
+/// What `GET /api/runs` and the search page filter by.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct Filter {
+    pub kind: Option<String>,
+    pub state: Option<String>,
+    /// Text in the words or the note.
+    pub q: Option<String>,
+    /// At most this many, newest first (default 200).
+    pub limit: Option<i64>,
+}
+
+const COLUMNS: &str = "id, kind, words, priority, throughput, note, state, created, started, \
+                       finished, exit_code, stderr_tail, dir, cwd, deleted, archived";
+
+fn from_row(r: &Row) -> rusqlite::Result<Run> {
+    let words: String = r.get(2)?;
+    Ok(Run {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        words: serde_json::from_str(&words).unwrap_or_default(),
+        priority: r.get(3)?,
+        throughput: r.get(4)?,
+        note: r.get(5)?,
+        state: r.get(6)?,
+        created: r.get(7)?,
+        started: r.get(8)?,
+        finished: r.get(9)?,
+        exit_code: r.get(10)?,
+        stderr_tail: r.get(11)?,
+        dir: r.get(12)?,
+        cwd: r.get(13)?,
+        deleted: r.get(14)?,
+        archived: r.get(15)?,
+    })
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+fn db_err(e: rusqlite::Error) -> String {
+    format!("database: {e}")
+}
+
+impl Db {
+    /// Stores a new queued run whose directory is `dir_of(id)`; returns it.
+    pub fn insert(&self, new: &NewRun, dir_of: impl Fn(i64) -> String) -> Result<Run> {
+        let words = serde_json::to_string(new.words).map_err(|e| e.to_string())?;
+        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
+        tx.execute(
+            "INSERT INTO runs (kind, words, priority, throughput, note, state, created, dir, cwd) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, '', ?7)",
+            params![
+                new.kind,
+                words,
+                new.priority,
+                new.throughput,
+                new.note,
+                now(),
+                new.cwd
+            ],
+        )
+        .map_err(db_err)?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE runs SET dir = ?1 WHERE id = ?2",
+            params![dir_of(id), id],
+        )
+        .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        self.get(id)?
+            .ok_or_else(|| "the new run vanished".to_string())
+    }
+
+    /// The run `id` (deleted ones too).
+    pub fn get(&self, id: i64) -> Result<Option<Run>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()
+            .map_err(db_err)
+    }
+
+    /// The runs that are not deleted and match `f`, newest first.
+    pub fn list(&self, f: &Filter) -> Result<Vec<Run>> {
+        let like = f.q.as_ref().map(|q| {
+            let escaped = q
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM runs WHERE deleted = 0 \
+                 AND (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR state = ?2) \
+                 AND (?3 IS NULL OR words LIKE ?3 ESCAPE '\\' OR note LIKE ?3 ESCAPE '\\') \
+                 ORDER BY id DESC LIMIT ?4"
+            ))
+            .map_err(db_err)?;
+        let kind = f.kind.as_deref().filter(|k| !k.is_empty());
+        let state = f.state.as_deref().filter(|s| !s.is_empty());
+        let rows = stmt
+            .query_map(
+                params![kind, state, like, f.limit.unwrap_or(200).clamp(1, 10_000)],
+                from_row,
+            )
+            .map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+
+    /// The runs the scheduler looks after: queued or running, not deleted, oldest first.
+    pub fn active(&self) -> Result<Vec<Run>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM runs WHERE deleted = 0 \
+                 AND state IN ('queued', 'running') ORDER BY id"
+            ))
+            .map_err(db_err)?;
+        let rows = stmt.query_map([], from_row).map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+
+    /// Every run directory the database knows (deleted runs' too).
+    pub fn dirs(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT dir FROM runs").map_err(db_err)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+
+    /// Sets the state of run `id`.
+    pub fn set_state(&self, id: i64, state: &str) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET state = ?1 WHERE id = ?2",
+            params![state, id],
+        )
+    }
+
+    /// A child started for run `id`.
+    pub fn started(&self, id: i64) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET state = 'running', started = ?1, finished = NULL, exit_code = NULL \
+             WHERE id = ?2",
+            params![now(), id],
+        )
+    }
+
+    /// Run `id`'s child ended: its new state, exit code and last stderr lines.
+    pub fn ended(&self, id: i64, state: &str, code: Option<i64>, tail: &str) -> Result<()> {
+        let finished = matches!(state, "finished" | "failed").then(now);
+        self.exec(
+            "UPDATE runs SET state = ?1, exit_code = ?2, stderr_tail = ?3, finished = ?4 \
+             WHERE id = ?5",
+            params![state, code, tail, finished, id],
+        )
+    }
+
+    /// Sets run `id`'s priority and throughput.
+    pub fn set_priority(&self, id: i64, priority: i64, throughput: i64) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET priority = ?1, throughput = ?2 WHERE id = ?3",
+            params![priority, throughput, id],
+        )
+    }
+
+    /// Sets run `id`'s note.
+    pub fn set_note(&self, id: i64, note: &str) -> Result<()> {
+        self.exec("UPDATE runs SET note = ?1 WHERE id = ?2", params![note, id])
+    }
+
+    /// Marks run `id` deleted, its directory moved to `archived`.
+    pub fn set_deleted(&self, id: i64, archived: &str) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET deleted = 1, archived = ?1 WHERE id = ?2",
+            params![archived, id],
+        )
+    }
+
+    fn exec(&self, sql: &str, p: impl rusqlite::Params) -> Result<()> {
+        self.conn.execute(sql, p).map(|_| ()).map_err(db_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("spar.db")).unwrap();
+        (dir, db)
+    }
+
+    #[test]
+    fn runs_are_stored_listed_and_filtered() {
+        let (_d, db) = db();
+        let words = vec!["--engine".to_string(), "name=dev".to_string()];
+        let new = NewRun {
+            kind: "sprt",
+            words: &words,
+            priority: 1,
+            throughput: 100,
+            note: "rfp 50%",
+            cwd: "/",
+        };
+        let a = db.insert(&new, |id| format!("/d/runs/{id}")).unwrap();
+        assert_eq!(a.dir, format!("/d/runs/{}", a.id));
+        assert_eq!(a.words, words);
+        let b = db
+            .insert(
+                &NewRun {
+                    kind: "match",
+                    note: "",
+                    ..new
+                },
+                |id| id.to_string(),
+            )
+            .unwrap();
+        let all = db.list(&Filter::default()).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), [b.id, a.id]);
+        let f = Filter {
+            kind: Some("sprt".into()),
+            ..Filter::default()
+        };
+        assert_eq!(db.list(&f).unwrap().len(), 1);
+        // `%` in the text is a character, not a wildcard.
+        let f = Filter {
+            q: Some("50%".into()),
+            ..Filter::default()
+        };
+        assert_eq!(db.list(&f).unwrap()[0].id, a.id);
+        let f = Filter {
+            q: Some("5_%".into()),
+            ..Filter::default()
+        };
+        assert!(db.list(&f).unwrap().is_empty());
+        db.set_deleted(a.id, "/d/archive/1").unwrap();
+        assert_eq!(db.list(&Filter::default()).unwrap().len(), 1);
+        assert!(db.get(a.id).unwrap().unwrap().deleted);
+    }
+}

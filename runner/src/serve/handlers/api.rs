@@ -1,0 +1,106 @@
+//! The JSON API of runs: list (with filters), one run with its live numbers, submit, stop,
+//! resume, priority, note, delete.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{blocking, ApiError};
+use crate::serve::actions::{self, Submit};
+use crate::serve::db::runs::{Filter, Run};
+use crate::serve::live::live;
+use crate::serve::state::Shared;
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+/// A run with its live numbers (read from its files) and its cores now.
+pub fn run_json(st: &Shared, run: &Run) -> Value {
+    let numbers = live(&run.kind, &run.words, std::path::Path::new(&run.dir));
+    let mut v = serde_json::to_value(run).unwrap_or_default();
+    v["live"] = serde_json::to_value(numbers).unwrap_or_default();
+    v["cores"] = json!(st.sched.cores_of(run.id));
+    v["url"] = json!(format!("/runs/{}", run.id));
+    v
+}
+
+/// `GET /api/runs?kind=&state=&q=&limit=`.
+pub async fn list(State(st): State<Shared>, Query(f): Query<Filter>) -> ApiResult {
+    let runs = st
+        .db
+        .lock()
+        .expect("db lock")
+        .list(&f)
+        .map_err(actions::Refusal::Internal)?;
+    let with_live = runs.iter().map(|r| run_json(&st, r)).collect::<Vec<_>>();
+    Ok(Json(json!({ "runs": with_live })))
+}
+
+/// `GET /api/runs/{id}`.
+pub async fn get(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
+    let run = actions::get(&st, id)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
+/// `POST /api/runs` with `{kind, words, priority?, throughput?, note?}`: 201 and the run.
+pub async fn submit(
+    State(st): State<Shared>,
+    Json(s): Json<Submit>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let run = blocking(&st, move |st| actions::submit(st, &s)).await?;
+    Ok((StatusCode::CREATED, Json(run_json(&st, &run))))
+}
+
+/// `POST /api/runs/{id}/stop`.
+pub async fn stop(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
+    let run = actions::stop(&st, id)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
+/// `POST /api/runs/{id}/resume`.
+pub async fn resume(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
+    let run = actions::resume(&st, id)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
+/// The body of `POST /api/runs/{id}/priority`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Priority {
+    pub priority: i64,
+    pub throughput: Option<i64>,
+}
+
+/// `POST /api/runs/{id}/priority` with `{priority, throughput?}`.
+pub async fn priority(
+    State(st): State<Shared>,
+    Path(id): Path<i64>,
+    Json(p): Json<Priority>,
+) -> ApiResult {
+    let t = match p.throughput {
+        Some(t) => t,
+        None => actions::get(&st, id)?.throughput,
+    };
+    let run = actions::priority(&st, id, p.priority, t)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
+/// The body of `POST /api/runs/{id}/note`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    pub note: String,
+}
+
+/// `POST /api/runs/{id}/note` with `{note}`.
+pub async fn note(State(st): State<Shared>, Path(id): Path<i64>, Json(n): Json<Note>) -> ApiResult {
+    let run = actions::note(&st, id, &n.note)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
+/// `DELETE /api/runs/{id}`: the run stops and its directory moves to the archive.
+pub async fn delete(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
+    let run = blocking(&st, move |st| actions::delete(st, id)).await?;
+    Ok(Json(serde_json::to_value(run).unwrap_or_default()))
+}

@@ -1,0 +1,144 @@
+//! The pages' forms (POST, then a redirect to the page: the browser's back and reload do
+//! not post again). A refusal shows the page again with the message and a 4xx.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+
+use super::blocking;
+use super::pages::index_with;
+use crate::serve::actions::{self, Refusal, Submit};
+use crate::serve::pages::html::{esc, layout};
+use crate::serve::pages::index::FormState;
+use crate::serve::pages::split_words;
+use crate::serve::state::Shared;
+
+/// The new-run form's fields.
+#[derive(Deserialize)]
+pub struct NewRunForm {
+    pub kind: String,
+    pub words: String,
+    #[serde(default)]
+    pub priority: String,
+    #[serde(default)]
+    pub throughput: String,
+    #[serde(default)]
+    pub note: String,
+}
+
+fn number(field: &str, text: &str) -> Result<Option<i64>, Refusal> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    t.parse()
+        .map(Some)
+        .map_err(|_| Refusal::Bad(format!("{field} '{t}': not a whole number")))
+}
+
+fn status(r: &Refusal) -> StatusCode {
+    StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST)
+}
+
+/// A refusal of an action on a run's page: the message, a link back, the status.
+fn refused(id: i64, r: &Refusal) -> Response {
+    let body = format!(
+        "<p class=\"err\" id=\"error\">{}</p><p><a href=\"/runs/{id}\">Back to run {id}</a></p>",
+        esc(r.message())
+    );
+    (status(r), Html(layout("Refused", &body, ""))).into_response()
+}
+
+/// `POST /runs`: a new run from the index's form.
+pub async fn submit(State(st): State<Shared>, Form(f): Form<NewRunForm>) -> Response {
+    let parsed = (|| {
+        Ok::<_, Refusal>(Submit {
+            kind: f.kind.clone(),
+            words: split_words(&f.words).map_err(Refusal::Bad)?,
+            priority: number("priority", &f.priority)?,
+            throughput: number("throughput", &f.throughput)?,
+            note: Some(f.note.clone()),
+        })
+    })();
+    let result = match parsed {
+        Ok(s) => blocking(&st, move |st| actions::submit(st, &s)).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(run) => Redirect::to(&format!("/runs/{}", run.id)).into_response(),
+        Err(r) => {
+            let form = FormState {
+                kind: f.kind,
+                words: f.words,
+                priority: f.priority,
+                throughput: f.throughput,
+                note: f.note,
+                error: Some(r.message().to_string()),
+            };
+            index_with(&st, &form, status(&r))
+        }
+    }
+}
+
+fn back(id: i64, r: Result<impl Sized, Refusal>) -> Response {
+    match r {
+        Ok(_) => Redirect::to(&format!("/runs/{id}")).into_response(),
+        Err(e) => refused(id, &e),
+    }
+}
+
+/// `POST /runs/{id}/stop`.
+pub async fn stop(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+    back(id, actions::stop(&st, id))
+}
+
+/// `POST /runs/{id}/resume`.
+pub async fn resume(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+    back(id, actions::resume(&st, id))
+}
+
+/// The priority form's fields.
+#[derive(Deserialize)]
+pub struct PriorityForm {
+    pub priority: String,
+    pub throughput: String,
+}
+
+/// `POST /runs/{id}/priority`.
+pub async fn priority(
+    State(st): State<Shared>,
+    Path(id): Path<i64>,
+    Form(f): Form<PriorityForm>,
+) -> Response {
+    let r = (|| {
+        let p = number("priority", &f.priority)?.unwrap_or(0);
+        let t = number("throughput", &f.throughput)?.unwrap_or(actions::DEFAULT_THROUGHPUT);
+        actions::priority(&st, id, p, t)
+    })();
+    back(id, r)
+}
+
+/// The note form's field.
+#[derive(Deserialize)]
+pub struct NoteForm {
+    pub note: String,
+}
+
+/// `POST /runs/{id}/note`.
+pub async fn note(
+    State(st): State<Shared>,
+    Path(id): Path<i64>,
+    Form(f): Form<NoteForm>,
+) -> Response {
+    back(id, actions::note(&st, id, &f.note))
+}
+
+/// `POST /runs/{id}/delete`: then to the index (the run's page is gone).
+pub async fn delete(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+    match blocking(&st, move |st| actions::delete(st, id)).await {
+        Ok(_) => Redirect::to("/").into_response(),
+        Err(e) => refused(id, &e),
+    }
+}

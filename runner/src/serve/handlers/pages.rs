@@ -1,0 +1,89 @@
+//! The pages' handlers: index, search, run.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+
+use super::files::listing;
+use crate::serve::db::runs::{Filter, Run};
+use crate::serve::live::{self, Live};
+use crate::serve::pages::{self, index::FormState};
+use crate::serve::state::Shared;
+use crate::serve::{actions, words};
+
+/// The runs of `f`, each with its live numbers.
+fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
+    let runs = st.db.lock().expect("db lock").list(f)?;
+    Ok(runs
+        .into_iter()
+        .map(|r| {
+            let l = live::live(&r.kind, &r.words, std::path::Path::new(&r.dir));
+            (r, l)
+        })
+        .collect())
+}
+
+fn internal(e: String) -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, e).into_response()
+}
+
+/// The index page with the form as given (`code`: 200, or the refusal's status).
+pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
+    let f = Filter {
+        limit: Some(200),
+        ..Filter::default()
+    };
+    match with_live(st, &f) {
+        Ok(runs) => (
+            code,
+            Html(pages::index::page(
+                &runs,
+                &words::kinds(),
+                st.sched.cores(),
+                form,
+            )),
+        )
+            .into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+/// `GET /`.
+pub async fn index(State(st): State<Shared>) -> Response {
+    let form = FormState {
+        kind: "sprt".into(),
+        priority: "0".into(),
+        throughput: actions::DEFAULT_THROUGHPUT.to_string(),
+        ..FormState::default()
+    };
+    index_with(&st, &form, StatusCode::OK)
+}
+
+/// `GET /search?kind=&state=&q=`.
+pub async fn search(State(st): State<Shared>, Query(f): Query<Filter>) -> Response {
+    match with_live(&st, &f) {
+        Ok(runs) => Html(pages::search::page(&f, &words::kinds(), &runs)).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+/// `GET /runs/{id}`.
+pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+    let run = match actions::get(&st, id) {
+        Ok(r) => r,
+        Err(e) => return (StatusCode::NOT_FOUND, e.message().to_string()).into_response(),
+    };
+    let dir = std::path::Path::new(&run.dir);
+    let l = live::live(&run.kind, &run.words, dir);
+    let has_page = run.kind != "datagen" && words::primary(&run.kind, dir, &run.words).is_file();
+    let command = words::command_line(&run.kind, &run.words, dir);
+    Html(pages::run::page(
+        &run,
+        &l,
+        &listing(dir),
+        &command,
+        st.sched.cores_of(id),
+        has_page,
+    ))
+    .into_response()
+}

@@ -1,0 +1,108 @@
+//! A run's live numbers and status view, read from its files (the files are the truth):
+//! the job contract's status view of the run's own file (`jobs::owning`,
+//! `status_of_file`) and, for a match or SPRT, the snapshot's numbers.
+
+use std::path::Path;
+
+use serde::Serialize;
+use sprt::Decision;
+
+use super::words;
+use crate::jobs;
+
+/// What a run's files say now.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Live {
+    /// Games played.
+    pub games: Option<u64>,
+    pub wins: Option<u64>,
+    pub losses: Option<u64>,
+    pub draws: Option<u64>,
+    /// Elo of the first engine and its 95 % error.
+    pub elo: Option<f64>,
+    pub elo_error: Option<f64>,
+    /// The SPRT's LLR and bounds.
+    pub llr: Option<f64>,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    /// `H1`, `H0` or none (an SPRT still playing, or no SPRT).
+    pub verdict: Option<String>,
+    /// A tune's iterations done.
+    pub iteration: Option<u64>,
+    /// `spar status`'s lines for the run's file.
+    pub lines: Vec<String>,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x + 0.0)
+}
+
+/// The live numbers of a run of `kind` with `words` whose files are in `dir`.
+pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
+    let file = words::primary(kind, dir, words);
+    let mut out = Live::default();
+    if !file.is_file() {
+        return out;
+    }
+    // A training file is no kind's own file for `spar status` (the match's results CSV is
+    // the catch-all there): datagen's numbers are its complete games.
+    if kind != "datagen" {
+        if let Some(view) = jobs::owning(&file).and_then(|job| job.status_of_file(&file).ok()) {
+            out.lines = view.lines();
+        }
+    }
+    match kind {
+        "match" | "sprt" => {
+            if let Ok(snap) = crate::cluster::status::of_csv(&file) {
+                let tally = snap.tally();
+                let g = &tally.games;
+                out.games = Some(g.games());
+                (out.wins, out.losses, out.draws) = (Some(g.wins), Some(g.losses), Some(g.draws));
+                let sample = match &snap.sprt {
+                    Some(s) => crate::summary::sample(&tally, s),
+                    None => sprt::Sample::Pentanomial(tally.pairs),
+                };
+                if g.games() > 0 {
+                    let e = sample.estimate();
+                    out.elo = finite(e.elo);
+                    out.elo_error = finite(e.elo_error);
+                }
+                if let Some(st) = snap.sprt.as_ref().and_then(|s| s.status(&sample).ok()) {
+                    out.llr = finite(st.llr);
+                    out.lower = Some(st.lower_bound);
+                    out.upper = Some(st.upper_bound);
+                    out.verdict = match st.decision {
+                        Decision::H1 => Some("H1".into()),
+                        Decision::H0 => Some("H0".into()),
+                        Decision::Continue => None,
+                    };
+                }
+            }
+        }
+        "tune" => {
+            if let Ok(c) = crate::tune::trajectory::read(&file) {
+                out.iteration = c.rows.last().map(|r| r.iteration);
+                out.games = c.rows.last().map(|r| r.games);
+            }
+        }
+        "datagen" => {
+            let format = words::format_of(words);
+            out.games = data::training::files::complete_games(&file, format).ok();
+            if out.lines.is_empty() {
+                out.lines = vec![format!("Games: {}", out.games.unwrap_or(0))];
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The HTML page `spar status FILE --html` writes for the run's file, if its kind shows one.
+pub fn page(kind: &str, words: &[String], dir: &Path) -> Option<String> {
+    let file = words::primary(kind, dir, words);
+    if !file.is_file() || kind == "datagen" {
+        return None;
+    }
+    let job = jobs::owning(&file)?;
+    job.status_of_file(&file).ok().map(|v| v.page())
+}

@@ -1,0 +1,119 @@
+//! `spar serve`: a front for jobs (DESIGN.md §13). It stores what was asked in SQLite
+//! ([`db`]: the index and the history) and starts each run as a child `spar` process with
+//! the words a user would type, in its own run directory under the data directory
+//! ([`scheduler`], [`words`]); the files are the truth ([`live`] reads a run's status from
+//! them with the job contract's status views), so a restarted server continues every run
+//! from its files. The room mirrors Atuin's server crate: [`router`] builds the routes in
+//! one place, [`handlers`] one file per area, [`settings`] the config, [`pages`] the HTML.
+//!
+//! `cmd/serve.rs` hands in the check of a run's words ([`state::CheckWords`]): it parses
+//! them with the CLI's own clap command, which lives in `cmd/` (imported by nothing else).
+
+pub mod actions;
+pub mod db;
+pub mod handlers;
+pub mod live;
+pub mod pages;
+pub mod router;
+pub mod scheduler;
+pub mod settings;
+pub mod share;
+pub mod state;
+pub mod words;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::error::{CliError, CliResult};
+use settings::Settings;
+use state::{AppState, CheckWords};
+
+/// Runs the server until it is killed.
+pub fn run(settings: Settings, check: CheckWords) -> CliResult {
+    let data = &settings.data_dir;
+    std::fs::create_dir_all(data.join("runs")).map_err(|e| {
+        CliError::usage(format!("--data-dir {}: cannot create: {e}", data.display()))
+    })?;
+    let data = std::fs::canonicalize(data)
+        .map_err(|e| CliError::usage(format!("--data-dir {}: {e}", data.display())))?;
+    // One server per data directory: the lock is freed when this process dies.
+    let _lock = crate::files::lock::acquire(
+        &data.join("serve.lock"),
+        &format!("--data-dir {} (another spar serve uses it)", data.display()),
+    )?;
+    let db = db::Db::open(&data.join("spar.db")).map_err(CliError::usage)?;
+    report_orphans(&data, &db);
+    let db = Arc::new(Mutex::new(db));
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failure(format!("cannot find this spar's binary: {e}")))?;
+    let sched = Arc::new(
+        scheduler::Scheduler::new(settings.cores, exe, db.clone()).map_err(CliError::failure)?,
+    );
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::failure(format!("no current directory: {e}")))?;
+    let state = Arc::new(AppState {
+        db,
+        sched: sched.clone(),
+        data_dir: data.clone(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        check,
+    });
+    let sched_handle = sched.clone();
+    std::thread::Builder::new()
+        .name("scheduler".into())
+        .spawn(move || sched.run())
+        .map_err(|e| CliError::failure(format!("cannot start the scheduler: {e}")))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the server: {e}")))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&settings.bind)
+            .await
+            .map_err(|e| CliError::usage(format!("--bind {}: {e}", settings.bind)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        crate::stdout::print(&format!(
+            "spar serve: http://{addr}/ (data in {}, {} cores)\n",
+            data.display(),
+            settings.cores
+        ))?;
+        // Ctrl-C or SIGTERM: stop serving, then stop the children gracefully (a second
+        // Ctrl-C exits at once; the children die with the server and resume all the same).
+        let stop = crate::interrupt::on_ctrl_c("stopping the runs (they resume at the next start)");
+        let stopped = async move {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        };
+        axum::serve(listener, router::build(state))
+            .with_graceful_shutdown(stopped)
+            .await
+            .map_err(|e| CliError::failure(format!("the server stopped: {e}")))
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    sched_handle.shutdown(std::time::Duration::from_secs(30));
+    eprintln!("spar serve: stopped; the runs that were playing resume at the next start");
+    Ok(())
+}
+
+/// Reports (never deletes) the run directories that have no row in the database.
+fn report_orphans(data: &Path, db: &db::Db) {
+    let known: std::collections::HashSet<String> =
+        db.dirs().unwrap_or_default().into_iter().collect();
+    let Ok(entries) = std::fs::read_dir(data.join("runs")) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if !known.contains(&path.to_string_lossy().into_owned()) {
+            eprintln!(
+                "spar serve: {} has no run in the database: left as it is (move it away, or \
+                 keep it)",
+                path.display()
+            );
+        }
+    }
+}

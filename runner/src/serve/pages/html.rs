@@ -1,0 +1,111 @@
+//! The one escaping function every page uses for every piece of text it did not write
+//! itself (words, notes, file names, stderr lines, status lines), and the page layout.
+//! Pages are written by hand rather than with a template crate: they are few and small,
+//! and one function, [`esc`], used everywhere, is easier to audit than a template
+//! language's rules of when it escapes.
+
+/// Text made safe for HTML element content and for attribute values in double or single
+/// quotes.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A whole page: `title` (escaped here), `body` (already HTML), an optional inline script.
+pub fn layout(title: &str, body: &str, script: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t} · spar serve</title><style>{STYLE}</style></head><body>\
+         <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a></nav>\
+         <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
+        t = esc(title),
+    )
+}
+
+/// A number with `digits` decimals, or a dash.
+pub fn num(x: Option<f64>, digits: usize) -> String {
+    // `+ 0.0` turns -0 into 0: no "-0.00".
+    x.map_or("–".to_string(), |x| format!("{:.digits$}", x + 0.0))
+}
+
+/// A Unix time as `YYYY-MM-DD HH:MM` UTC.
+pub fn time(t: Option<i64>) -> String {
+    let Some(t) = t else {
+        return "–".into();
+    };
+    let days = t.div_euclid(86_400);
+    let secs = t.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;color:#222}\
+nav{background:#234;padding:.5em 1em}nav a{color:#fff;text-decoration:none;font-weight:600}\
+main{padding:0 1em 2em}table{border-collapse:collapse;margin:.5em 0}\
+td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+tr.H1{background:#d8f5d0}tr.H0{background:#f8d6d6}tr.failed{background:#fbe9c8}\
+code,pre{background:#f4f4f4;padding:.1em .3em}pre{padding:.5em;overflow-x:auto}\
+.words{font-family:monospace;max-width:40em;overflow-wrap:anywhere}\
+form.inline{display:inline}textarea{width:100%;max-width:50em;font-family:monospace}\
+.err{color:#a00;font-weight:600}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_special_character_is_escaped() {
+        assert_eq!(
+            esc("<script>alert('x') & \"y\"</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+        );
+        assert_eq!(esc("name=dev nodes=400 Ω"), "name=dev nodes=400 Ω");
+        // Escaping twice shows the first escape as text, never markup.
+        assert_eq!(esc(&esc("<")), "&amp;lt;");
+    }
+
+    #[test]
+    fn the_title_is_escaped_in_the_layout() {
+        let page = layout("<b>x</b>", "", "");
+        assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; · spar serve</title>"));
+        assert!(!page.contains("<b>x</b>"));
+    }
+
+    #[test]
+    fn numbers_have_their_decimals_and_no_negative_zero() {
+        assert_eq!(num(Some(-0.0), 2), "0.00");
+        assert_eq!(num(Some(-1.234), 1), "-1.2");
+        assert_eq!(num(None, 2), "–");
+    }
+
+    #[test]
+    fn times_are_utc_dates() {
+        assert_eq!(time(Some(0)), "1970-01-01 00:00");
+        assert_eq!(time(Some(1_764_123_456)), "2025-11-26 02:17");
+        assert_eq!(time(None), "–");
+    }
+}

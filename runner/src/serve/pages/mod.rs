@@ -1,0 +1,186 @@
+//! The server-rendered pages: the index ([`index`]), a run ([`run`]), the search
+//! ([`search`]); [`html`] holds the one escaping function and the layout. Every page reads
+//! without JavaScript; a small inline script polls the JSON API for live numbers.
+
+pub mod html;
+pub mod index;
+pub mod run;
+pub mod search;
+
+use html::{esc, num};
+
+use super::db::runs::Run;
+use super::live::Live;
+
+/// The class of a run's row: its verdict (`H1` green, `H0` red) or `failed`.
+fn row_class(run: &Run, live: &Live) -> &'static str {
+    match (live.verdict.as_deref(), run.state.as_str()) {
+        (Some("H1"), _) => "H1",
+        (Some("H0"), _) => "H0",
+        (_, "failed") => "failed",
+        _ => "",
+    }
+}
+
+/// The header of [`rows`]' table.
+pub const TABLE_HEAD: &str = "<table><tr><th>run</th><th>kind</th><th>state</th>\
+<th>words</th><th>games</th><th>Elo</th><th>LLR</th><th>note</th></tr>";
+
+/// One table row per run, each cell marked for the live script (`data-f`).
+pub fn rows(runs: &[(Run, Live)]) -> String {
+    let mut out = String::new();
+    for (run, live) in runs {
+        out.push_str(&format!(
+            "<tr id=\"run-{id}\" class=\"{class}\" data-id=\"{id}\" data-state=\"{state}\">\
+             <td><a href=\"/runs/{id}\">{id}</a></td><td>{kind}</td>\
+             <td data-f=\"state\">{state}</td><td class=\"words\">{words}</td>\
+             <td data-f=\"games\">{games}</td><td data-f=\"elo\">{elo}</td>\
+             <td data-f=\"llr\">{llr}</td><td>{note}</td></tr>",
+            id = run.id,
+            class = row_class(run, live),
+            state = esc(&run.state),
+            kind = esc(&run.kind),
+            words = esc(&run.words.join(" ")),
+            games = live.games.map_or("–".to_string(), |g| g.to_string()),
+            elo = elo(live),
+            llr = llr(live),
+            note = esc(&run.note),
+        ));
+    }
+    out
+}
+
+/// `Elo ± error`.
+pub fn elo(live: &Live) -> String {
+    match live.elo {
+        Some(e) => format!("{} ± {}", num(Some(e), 2), num(live.elo_error, 2)),
+        None => "–".into(),
+    }
+}
+
+/// `LLR (lower, upper)`.
+pub fn llr(live: &Live) -> String {
+    match live.llr {
+        Some(l) => format!(
+            "{} ({}, {})",
+            num(Some(l), 2),
+            num(live.lower, 2),
+            num(live.upper, 2)
+        ),
+        None => "–".into(),
+    }
+}
+
+/// The inline script that refreshes rows and fields marked `data-f` from the API every
+/// two seconds (the page works without it).
+pub const LIVE_SCRIPT: &str = r#"<script>
+function fmt(v,d){return (v===null||v===undefined)?"–":Number(v).toFixed(d);}
+function fill(el,r){
+  var l=r.live||{};
+  var f={state:r.state,games:(l.games===null||l.games===undefined)?"–":String(l.games),
+    elo:(l.elo===null||l.elo===undefined)?"–":fmt(l.elo,2)+" ± "+fmt(l.elo_error,2),
+    llr:(l.llr===null||l.llr===undefined)?"–":fmt(l.llr,2)+" ("+fmt(l.lower,2)+", "+fmt(l.upper,2)+")",
+    wdl:(l.wins===null||l.wins===undefined)?"–":l.wins+"-"+l.losses+"-"+l.draws,
+    iteration:(l.iteration===null||l.iteration===undefined)?"–":String(l.iteration),
+    lines:(l.lines||[]).join("\n"),cores:(r.cores===null||r.cores===undefined)?"–":String(r.cores)};
+  el.querySelectorAll("[data-f]").forEach(function(c){var k=c.getAttribute("data-f");if(k in f)c.textContent=f[k];});
+  if(el.tagName==="TR"){el.className=l.verdict==="H1"?"H1":l.verdict==="H0"?"H0":r.state==="failed"?"failed":"";}
+}
+function poll(){
+  document.querySelectorAll("[data-id]").forEach(function(el){
+    var s=el.getAttribute("data-state");
+    if(s!=="running"&&s!=="queued")return;
+    fetch("/api/runs/"+el.getAttribute("data-id")).then(function(r){return r.json();}).then(function(r){
+      if(r&&r.id!==undefined){fill(el,r);el.setAttribute("data-state",r.state);}
+    }).catch(function(){});
+  });
+}
+setInterval(poll,2000);
+</script>"#;
+
+/// Splits a textarea of words like a shell, without a shell: whitespace separates words;
+/// single or double quotes keep whitespace in one (no escapes, no expansion).
+pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                in_word = true;
+            }
+            None if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            None => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("a quote in the words is not closed".into());
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_on_whitespace_and_quotes_keep_it() {
+        assert_eq!(
+            split_words("--engine name=dev\n  --each nodes=400 'cmd=/a b/e' \"x y\"z ''").unwrap(),
+            [
+                "--engine",
+                "name=dev",
+                "--each",
+                "nodes=400",
+                "cmd=/a b/e",
+                "x yz",
+                ""
+            ]
+        );
+        assert!(split_words("'open").is_err());
+        assert!(split_words("   ").unwrap().is_empty());
+    }
+
+    #[test]
+    fn rows_escape_words_and_notes() {
+        let run = Run {
+            id: 3,
+            kind: "match".into(),
+            words: vec!["<b>".into()],
+            priority: 0,
+            throughput: 100,
+            note: "a&b".into(),
+            state: "running".into(),
+            created: 0,
+            started: None,
+            finished: None,
+            exit_code: None,
+            stderr_tail: String::new(),
+            dir: String::new(),
+            cwd: String::new(),
+            deleted: false,
+            archived: None,
+        };
+        let html = rows(&[(run, Live::default())]);
+        assert!(
+            html.contains("&lt;b&gt;") && html.contains("a&amp;b"),
+            "{html}"
+        );
+        assert!(!html.contains("<b>"));
+    }
+}

@@ -1,0 +1,109 @@
+//! A run's page: its state and live numbers, `spar status`'s lines and page, the
+//! equivalent command line, the downloads, the note, the actions (POST forms), and a
+//! failure's last stderr lines.
+
+use super::html::{esc, layout, num, time};
+use super::{elo, llr, LIVE_SCRIPT};
+use crate::serve::db::runs::Run;
+use crate::serve::live::Live;
+
+/// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
+/// line and the cores its child has now.
+pub fn page(
+    run: &Run,
+    live: &Live,
+    files: &[(String, u64)],
+    command: &str,
+    cores: Option<usize>,
+    has_status_page: bool,
+) -> String {
+    let id = run.id;
+    let verdict = live.verdict.as_deref().unwrap_or("");
+    let verdict_text = live.verdict.as_deref().unwrap_or("–");
+    let mut b = format!(
+        "<table id=\"run\" data-id=\"{id}\" data-state=\"{state}\" class=\"{verdict}\">\
+         <tr><th>kind</th><td>{kind}</td></tr>\
+         <tr><th>state</th><td data-f=\"state\">{state}</td></tr>\
+         <tr><th>verdict</th><td>{verdict_text}</td></tr>\
+         <tr><th>words</th><td class=\"words\">{words}</td></tr>\
+         <tr><th>priority / throughput</th><td>{priority} / {throughput}</td></tr>\
+         <tr><th>cores now</th><td data-f=\"cores\">{cores}</td></tr>\
+         <tr><th>games</th><td data-f=\"games\">{games}</td></tr>\
+         <tr><th>W-L-D</th><td data-f=\"wdl\">{wdl}</td></tr>\
+         <tr><th>Elo</th><td data-f=\"elo\">{elo}</td></tr>\
+         <tr><th>LLR (bounds)</th><td data-f=\"llr\">{llr}</td></tr>\
+         <tr><th>iteration</th><td data-f=\"iteration\">{iteration}</td></tr>\
+         <tr><th>created / started / finished</th><td>{created} / {started} / {finished} UTC</td></tr>\
+         <tr><th>exit code</th><td>{code}</td></tr>\
+         <tr><th>directory</th><td><code>{dir}</code></td></tr></table>",
+        state = esc(&run.state),
+        kind = esc(&run.kind),
+        words = esc(&run.words.join(" ")),
+        priority = run.priority,
+        throughput = run.throughput,
+        cores = cores.map_or("–".into(), |c| c.to_string()),
+        games = live.games.map_or("–".into(), |g| g.to_string()),
+        wdl = match (live.wins, live.losses, live.draws) {
+            (Some(w), Some(l), Some(d)) => format!("{w}-{l}-{d}"),
+            _ => "–".into(),
+        },
+        elo = elo(live),
+        llr = llr(live),
+        iteration = live.iteration.map_or("–".into(), |i| i.to_string()),
+        created = time(Some(run.created)),
+        started = time(run.started),
+        finished = time(run.finished),
+        code = num(run.exit_code.map(|c| c as f64), 0),
+        dir = esc(&run.dir),
+    );
+    if run.state == "failed" && !run.stderr_tail.is_empty() {
+        b.push_str(&format!(
+            "<h2>Failure</h2><p class=\"err\">The run ended with exit code {}; the last lines \
+             of its stderr:</p><pre id=\"stderr\">{}</pre>",
+            num(run.exit_code.map(|c| c as f64), 0),
+            esc(&run.stderr_tail)
+        ));
+    }
+    b.push_str(&format!(
+        "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
+        esc(&live.lines.join("\n"))
+    ));
+    if has_status_page {
+        b.push_str(&format!(
+            "<p><a href=\"/runs/{id}/status.html\">The status page</a> \
+             (what <code>spar status FILE --html</code> writes), here as of loading:</p>\
+             <iframe src=\"/runs/{id}/status.html\" title=\"status page\" \
+             style=\"width:100%;height:36em;border:1px solid #ddd\"></iframe>"
+        ));
+    }
+    b.push_str(&format!(
+        "<h2>Command line</h2><p>The same run from the command line:</p><pre>{}</pre>",
+        esc(command)
+    ));
+    b.push_str("<h2>Files</h2><ul>");
+    for (name, bytes) in files {
+        b.push_str(&format!(
+            "<li><a href=\"/runs/{id}/files/{n}\">{n}</a> ({bytes} bytes)</li>",
+            n = esc(name)
+        ));
+    }
+    b.push_str("</ul>");
+    b.push_str(&format!(
+        "<h2>Note</h2><form method=\"post\" action=\"/runs/{id}/note\">\
+         <textarea name=\"note\" rows=\"3\">{note}</textarea><br>\
+         <button type=\"submit\">Save the note</button></form>\
+         <h2>Actions</h2>\
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\"><button>Stop</button></form> \
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\"><button>Resume</button></form> \
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/priority\">\
+         <label>priority <input name=\"priority\" value=\"{p}\" size=\"5\"></label> \
+         <label>throughput <input name=\"throughput\" value=\"{t}\" size=\"5\"></label> \
+         <button>Set</button></form> \
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/delete\">\
+         <button>Delete (files move to the archive)</button></form>",
+        note = esc(&run.note),
+        p = run.priority,
+        t = run.throughput,
+    ));
+    layout(&format!("Run {id}: spar {}", run.kind), &b, LIVE_SCRIPT)
+}

@@ -1,0 +1,32 @@
+//! The router: every route of the server, in one place.
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::handlers::{api, files, forms, pages};
+use super::state::Shared;
+
+/// The server's routes.
+pub fn build(state: Shared) -> Router {
+    Router::new()
+        // Pages.
+        .route("/", get(pages::index))
+        .route("/search", get(pages::search))
+        .route("/runs", post(forms::submit))
+        .route("/runs/{id}", get(pages::run))
+        .route("/runs/{id}/status.html", get(files::status_page))
+        .route("/runs/{id}/files/{name}", get(files::download))
+        .route("/runs/{id}/stop", post(forms::stop))
+        .route("/runs/{id}/resume", post(forms::resume))
+        .route("/runs/{id}/priority", post(forms::priority))
+        .route("/runs/{id}/note", post(forms::note))
+        .route("/runs/{id}/delete", post(forms::delete))
+        // The JSON API.
+        .route("/api/runs", get(api::list).post(api::submit))
+        .route("/api/runs/{id}", get(api::get).delete(api::delete))
+        .route("/api/runs/{id}/stop", post(api::stop))
+        .route("/api/runs/{id}/resume", post(api::resume))
+        .route("/api/runs/{id}/priority", post(api::priority))
+        .route("/api/runs/{id}/note", post(api::note))
+        .with_state(state)
+}

@@ -1,0 +1,354 @@
+//! The scheduler: one thread that starts, watches and stops the runs' children. Each run
+//! plays as a child `spar KIND WORDS… OUTPUTS… --concurrency N [--resume]` in the
+//! directory the run was submitted from, writing into its run directory, in its own process
+//! group, killed by the kernel if this thread (the server) dies (`PR_SET_PDEATHSIG`).
+//! Every tick it reaps the children that ended, shares the cores among the queued and
+//! running runs ([`super::share`]) and makes the children match the share: a run whose
+//! share changed (or that was stopped, deleted, or left out) is stopped gracefully
+//! (SIGINT to its group: spar keeps what is complete) and, when it should go on, started
+//! again with `--resume` and its new concurrency. Node-limited games do not depend on the
+//! concurrency, so this changes no result.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use super::db::runs::Run;
+use super::db::Db;
+use super::share::{share, Want};
+use super::words;
+
+/// How long a stopped child has to finish its games before it is killed.
+const GRACE: Duration = Duration::from_secs(60);
+
+/// The last lines of stderr a failed run shows.
+const TAIL_LINES: usize = 20;
+
+/// One child.
+struct Playing {
+    child: Child,
+    cores: usize,
+    /// When the server asked it to stop.
+    stopping: Option<Instant>,
+}
+
+/// The scheduler's shared state.
+pub struct Scheduler {
+    cores: usize,
+    exe: PathBuf,
+    db: Arc<Mutex<Db>>,
+    children: Mutex<HashMap<i64, Playing>>,
+    wake: (Mutex<bool>, Condvar),
+    /// The server is shutting down: no child starts.
+    closing: AtomicBool,
+}
+
+impl Scheduler {
+    /// A scheduler of `cores` cores starting `exe` (this spar) for the runs in `db`. The
+    /// runs left `running` by an earlier server are queued again (their files resume).
+    pub fn new(cores: usize, exe: PathBuf, db: Arc<Mutex<Db>>) -> Result<Scheduler, String> {
+        {
+            let db = db.lock().expect("db lock");
+            for run in db.active()? {
+                if run.state == "running" {
+                    eprintln!(
+                        "spar serve: run {} was running: it resumes from its files",
+                        run.id
+                    );
+                    db.set_state(run.id, "queued")?;
+                }
+            }
+        }
+        Ok(Scheduler {
+            cores,
+            exe,
+            db,
+            children: Mutex::new(HashMap::new()),
+            wake: (Mutex::new(false), Condvar::new()),
+            closing: AtomicBool::new(false),
+        })
+    }
+
+    /// The cores shared.
+    pub fn cores(&self) -> usize {
+        self.cores
+    }
+
+    /// Asks the scheduler thread for a tick now.
+    pub fn wake(&self) {
+        *self.wake.0.lock().expect("wake lock") = true;
+        self.wake.1.notify_all();
+    }
+
+    /// Whether run `id` has a child now.
+    pub fn has_child(&self, id: i64) -> bool {
+        self.children
+            .lock()
+            .expect("children lock")
+            .contains_key(&id)
+    }
+
+    /// The cores of run `id`'s child, if it has one that is not stopping.
+    pub fn cores_of(&self, id: i64) -> Option<usize> {
+        let children = self.children.lock().expect("children lock");
+        children
+            .get(&id)
+            .filter(|p| p.stopping.is_none())
+            .map(|p| p.cores)
+    }
+
+    /// The scheduler thread's loop (never returns). Children are started only here, so
+    /// that `PR_SET_PDEATHSIG` (which follows the thread that started them) holds.
+    pub fn run(&self) {
+        loop {
+            if let Err(e) = self.tick() {
+                eprintln!("spar serve: scheduler: {e}");
+            }
+            let guard = self.wake.0.lock().expect("wake lock");
+            let (mut woken, _) = self
+                .wake
+                .1
+                .wait_timeout_while(guard, Duration::from_millis(500), |w| !*w)
+                .expect("wake lock");
+            *woken = false;
+        }
+    }
+
+    /// Reaps, shares, stops and starts.
+    fn tick(&self) -> Result<(), String> {
+        self.reap()?;
+        let active = self.db.lock().expect("db lock").active()?;
+        let wants: Vec<Want> = active
+            .iter()
+            .map(|r| Want {
+                id: r.id,
+                priority: r.priority,
+                throughput: r.throughput,
+            })
+            .collect();
+        let shares: HashMap<i64, usize> = share(self.cores, &wants).into_iter().collect();
+        let mut children = self.children.lock().expect("children lock");
+        // Stop what should not play, or plays with other cores.
+        for (id, p) in children.iter_mut() {
+            let wanted = shares.get(id).copied();
+            if wanted != Some(p.cores) {
+                match p.stopping {
+                    None => {
+                        p.stopping = Some(Instant::now());
+                        signal(&p.child, Signal::SIGINT);
+                    }
+                    Some(t) if t.elapsed() > GRACE => signal(&p.child, Signal::SIGKILL),
+                    Some(_) => {}
+                }
+            }
+        }
+        // Start what should play and has no child (a stopping child is waited for: never
+        // two children on one run), when its cores are free (a stopping child keeps its
+        // cores until it has ended: the cores are never over-committed).
+        let mut used: usize = children.values().map(|p| p.cores).sum();
+        for run in &active {
+            if self.closing.load(Ordering::SeqCst) {
+                break;
+            }
+            let Some(&cores) = shares.get(&run.id) else {
+                continue;
+            };
+            if children.contains_key(&run.id) || used + cores > self.cores {
+                continue;
+            }
+            match self.start(run, cores) {
+                Ok(child) => {
+                    used += cores;
+                    children.insert(
+                        run.id,
+                        Playing {
+                            child,
+                            cores,
+                            stopping: None,
+                        },
+                    );
+                    self.db.lock().expect("db lock").started(run.id)?;
+                }
+                Err(e) => {
+                    eprintln!("spar serve: run {}: {e}", run.id);
+                    self.db
+                        .lock()
+                        .expect("db lock")
+                        .ended(run.id, "failed", None, &e)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops every child gracefully (the server is shutting down): SIGINT to each, then
+    /// SIGKILL to what is left after `grace`. Their runs are queued again and resume from
+    /// their files at the next start.
+    pub fn shutdown(&self, grace: Duration) {
+        self.closing.store(true, Ordering::SeqCst);
+        {
+            let mut children = self.children.lock().expect("children lock");
+            for p in children.values_mut() {
+                p.stopping.get_or_insert_with(Instant::now);
+                signal(&p.child, Signal::SIGINT);
+            }
+        }
+        let until = Instant::now() + grace;
+        loop {
+            if let Err(e) = self.reap() {
+                eprintln!("spar serve: scheduler: {e}");
+            }
+            if self.children.lock().expect("children lock").is_empty() {
+                return;
+            }
+            if Instant::now() > until {
+                for p in self.children.lock().expect("children lock").values() {
+                    signal(&p.child, Signal::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts run `run`'s child with `cores` cores.
+    fn start(&self, run: &Run, cores: usize) -> Result<Child, String> {
+        let dir = Path::new(&run.dir);
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let resume = words::has_progress(&run.kind, dir, &run.words);
+        let argv = words::argv(&run.kind, &run.words, dir, cores, resume);
+        let log = |name: &str| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(name))
+                .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+        };
+        let mut cmd = Command::new(&self.exe);
+        cmd.args(&argv)
+            .current_dir(&run.cwd)
+            .stdin(Stdio::null())
+            .stdout(log("stdout.log")?)
+            .stderr(log("stderr.log")?)
+            .process_group(0);
+        // SAFETY: the closure runs in the child between fork and exec and only makes the
+        // prctl system call (async-signal-safe); no allocation, no lock.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+            });
+        }
+        eprintln!(
+            "spar serve: run {} starts on {cores} core{}{}",
+            run.id,
+            if cores == 1 { "" } else { "s" },
+            if resume {
+                ", resumed from its files"
+            } else {
+                ""
+            }
+        );
+        cmd.spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))
+    }
+
+    /// Records the children that ended: exit 0 is finished; one the server stopped goes
+    /// back to the queue (a share changed) or stays as the user left it (stopped,
+    /// deleted); any other end is a failure with the last lines of its stderr.
+    fn reap(&self) -> Result<(), String> {
+        let mut ended = Vec::new();
+        {
+            let mut children = self.children.lock().expect("children lock");
+            let mut gone = Vec::new();
+            for (id, p) in children.iter_mut() {
+                if let Ok(Some(status)) = p.child.try_wait() {
+                    ended.push((*id, status.code(), p.stopping.is_some()));
+                    gone.push(*id);
+                }
+            }
+            for id in gone {
+                children.remove(&id);
+            }
+        }
+        let db = self.db.lock().expect("db lock");
+        for (id, code, stopped) in ended {
+            let Some(run) = db.get(id)? else { continue };
+            let tail = stderr_tail(Path::new(&run.dir));
+            let code64 = code.map(i64::from);
+            let state = end_state(code, stopped, &run.state);
+            eprintln!("spar serve: run {id} ended ({state}, exit {code:?})");
+            db.ended(id, state, code64, &tail)?;
+        }
+        Ok(())
+    }
+}
+
+/// A run's state after its child ended with `code`: exit 0 is finished (all played, or
+/// decided), whatever asked it to stop; a child the server `stopped` leaves the run as it
+/// is now (`stopped` by the user, deleted) or queued again (its share changed, or the
+/// server shuts down: it resumes); any other end is a failure.
+fn end_state(code: Option<i32>, stopped: bool, now: &str) -> &str {
+    match (code, stopped, now) {
+        (Some(0), _, _) => "finished",
+        (_, true, "running") => "queued",
+        (_, true, other) => other,
+        (_, false, _) => "failed",
+    }
+}
+
+/// Sends `sig` to a child's process group (the child leads it).
+fn signal(child: &Child, sig: Signal) {
+    let _ = killpg(Pid::from_raw(child.id() as i32), sig);
+}
+
+/// The last lines of a run's stderr log (at most the last 16 KiB read).
+pub fn stderr_tail(dir: &Path) -> String {
+    let Ok(mut f) = std::fs::File::open(dir.join("stderr.log")) else {
+        return String::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_end_decides_its_runs_state() {
+        assert_eq!(end_state(Some(0), false, "running"), "finished");
+        assert_eq!(end_state(Some(0), true, "stopped"), "finished");
+        assert_eq!(end_state(Some(130), true, "running"), "queued");
+        assert_eq!(end_state(Some(130), true, "stopped"), "stopped");
+        assert_eq!(end_state(None, true, "running"), "queued");
+        assert_eq!(end_state(Some(1), false, "running"), "failed");
+        assert_eq!(end_state(None, false, "running"), "failed");
+    }
+
+    #[test]
+    fn the_stderr_tail_is_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(stderr_tail(dir.path()), "");
+        let text: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
+        std::fs::write(dir.path().join("stderr.log"), text).unwrap();
+        let tail = stderr_tail(dir.path());
+        assert_eq!(tail.lines().count(), TAIL_LINES);
+        assert!(
+            tail.starts_with("line 80\n") && tail.ends_with("line 99"),
+            "{tail}"
+        );
+    }
+}

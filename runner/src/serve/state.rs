@@ -1,0 +1,34 @@
+//! What every handler shares: the database, the scheduler, the data directory, and the
+//! check of a run's words that `cmd/serve.rs` hands in (the same clap command and plan
+//! checks as the CLI's; `cmd/` is imported by nothing, so the server is given it).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::db::Db;
+use super::scheduler::Scheduler;
+
+/// Checks a run's words as `spar KIND WORDS…` would before its first game, with the
+/// server's output flags pointing into the scratch directory given: `Err` is the message.
+pub type CheckWords = fn(kind: &str, words: &[String], scratch: &Path) -> Result<(), String>;
+
+/// The server's shared state.
+pub struct AppState {
+    pub db: Arc<Mutex<Db>>,
+    pub sched: Arc<Scheduler>,
+    /// The data directory (absolute).
+    pub data_dir: PathBuf,
+    /// Where runs are checked and started (relative paths in their words).
+    pub cwd: String,
+    pub check: CheckWords,
+}
+
+impl AppState {
+    /// The directory of run `id`.
+    pub fn run_dir(&self, id: i64) -> PathBuf {
+        self.data_dir.join("runs").join(id.to_string())
+    }
+}
+
+/// The state as handlers receive it.
+pub type Shared = Arc<AppState>;

@@ -1,0 +1,228 @@
+//! A run's words: the kinds the server runs, the flags it owns (a run's files and how it
+//! is played are the server's), the files it names in the run directory, and the child's
+//! argument vector. Nothing here goes through a shell.
+
+use std::path::{Path, PathBuf};
+
+use crate::jobs;
+
+/// The kinds of run the server starts, each one of `jobs::KINDS`.
+pub const SERVED: &[&str] = &["sprt", "match", "tune", "datagen"];
+
+/// The kinds of [`SERVED`] that this binary's `jobs::KINDS` has.
+pub fn kinds() -> Vec<&'static str> {
+    SERVED
+        .iter()
+        .copied()
+        .filter(|k| jobs::by_command(k).is_some())
+        .collect()
+}
+
+/// The flags the server owns: the run's files, its resumption, its cores and where it
+/// plays; and the words that make a command something other than a run.
+pub const OWNED: &[&str] = &[
+    "--results",
+    "--pgnout",
+    "--json",
+    "--dump-positions",
+    "--csv",
+    "--out",
+    "--resume",
+    "--concurrency",
+    "--slurm",
+    "--run-dir",
+    "--shards",
+    "--cpus-per-shard",
+    "--sbatch-arg",
+    "--plan-only",
+    "--game-lines",
+    "--plot",
+    "--svg",
+    "--probe",
+    "--probe-games",
+    "--inspect",
+];
+
+/// Refuses a word list that is not a run's: an unknown kind, or any flag the server owns
+/// (named in the message).
+pub fn check_owned(kind: &str, words: &[String]) -> Result<(), String> {
+    if !kinds().contains(&kind) {
+        return Err(format!(
+            "unknown kind '{kind}': the server runs {}",
+            kinds().join(", ")
+        ));
+    }
+    let owned: Vec<&str> = words
+        .iter()
+        .filter_map(|w| {
+            let flag = w.split('=').next().unwrap_or(w);
+            OWNED.iter().copied().find(|o| *o == flag)
+        })
+        .collect();
+    if owned.is_empty() {
+        Ok(())
+    } else {
+        let mut names = owned.clone();
+        names.dedup();
+        Err(format!(
+            "{} {} the server's: it names a run's files, resumes it and gives it its cores \
+             (leave {} out)",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            if names.len() == 1 { "it" } else { "them" },
+        ))
+    }
+}
+
+/// The datagen format the words ask for (`--format X`), viriformat by default.
+fn datagen_format(words: &[String]) -> data::training::files::Format {
+    let mut value = None;
+    for (i, w) in words.iter().enumerate() {
+        if let Some(v) = w.strip_prefix("--format=") {
+            value = Some(v.to_string());
+        } else if w == "--format" {
+            value = words.get(i + 1).cloned();
+        }
+    }
+    data::training::files::Format::parse(value.as_deref().unwrap_or("viriformat"))
+        .unwrap_or(data::training::files::Format::Viriformat)
+}
+
+/// The output flags of a run of `kind` whose files are in `dir`, as words.
+pub fn outputs(kind: &str, dir: &Path) -> Vec<String> {
+    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    match kind {
+        "tune" => vec![
+            "--csv".into(),
+            p("tune.csv"),
+            "--out".into(),
+            p("tuned.txt"),
+        ],
+        "datagen" => vec!["--out".into(), p("positions")],
+        _ => vec![
+            "--results".into(),
+            p("results.csv"),
+            "--pgnout".into(),
+            p("games.pgn"),
+            "--json".into(),
+            p("summary.json"),
+        ],
+    }
+}
+
+/// The file a run of `kind` keeps its progress in (what `--resume` continues from and the
+/// status view reads).
+pub fn primary(kind: &str, dir: &Path, words: &[String]) -> PathBuf {
+    match kind {
+        "tune" => dir.join("tune.csv"),
+        "datagen" => {
+            let paths = datagen_format(words).paths(&dir.join("positions"));
+            paths
+                .viriformat
+                .or(paths.text)
+                .unwrap_or_else(|| dir.join("positions"))
+        }
+        _ => dir.join("results.csv"),
+    }
+}
+
+/// The datagen format of a run's words.
+pub fn format_of(words: &[String]) -> data::training::files::Format {
+    datagen_format(words)
+}
+
+/// Whether a run has progress to resume from.
+pub fn has_progress(kind: &str, dir: &Path, words: &[String]) -> bool {
+    std::fs::metadata(primary(kind, dir, words)).is_ok_and(|m| m.len() > 0)
+}
+
+/// The child's arguments (after the program): `KIND WORDS… OUTPUTS… --concurrency N
+/// [--resume]`.
+pub fn argv(kind: &str, words: &[String], dir: &Path, cores: usize, resume: bool) -> Vec<String> {
+    let mut v = vec![kind.to_string()];
+    v.extend(words.iter().cloned());
+    v.extend(outputs(kind, dir));
+    v.push("--concurrency".into());
+    v.push(cores.to_string());
+    if resume {
+        v.push("--resume".into());
+    }
+    v
+}
+
+/// The command line a user types for the same run (shown on its page): `spar KIND WORDS…
+/// OUTPUTS…`, each word quoted for a POSIX shell where it needs it.
+pub fn command_line(kind: &str, words: &[String], dir: &Path) -> String {
+    let mut v = vec!["spar".to_string(), kind.to_string()];
+    v.extend(words.iter().cloned());
+    v.extend(outputs(kind, dir));
+    v.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word for a POSIX shell: as it is when it is plain, else in single quotes.
+fn quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=./:+,@%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn owned_flags_are_refused_by_name() {
+        assert!(check_owned("match", &w("--engine name=a --engine name=b --games 8")).is_ok());
+        let e = check_owned("match", &w("--games 8 --results x.csv --concurrency=4")).unwrap_err();
+        assert!(
+            e.starts_with("--results, --concurrency are the server's"),
+            "{e}"
+        );
+        let e = check_owned("sprt", &w("--slurm")).unwrap_err();
+        assert!(e.starts_with("--slurm is the server's"), "{e}");
+        // A value that looks like a flag's name only as a whole word counts.
+        assert!(check_owned("match", &w("--engine name=--results-x")).is_ok());
+        let e = check_owned("texel", &[]).unwrap_err();
+        assert!(e.contains("unknown kind 'texel'"), "{e}");
+    }
+
+    #[test]
+    fn the_child_gets_the_words_then_the_servers_flags() {
+        let dir = Path::new("/d/runs/7");
+        let v = argv("match", &w("--games 8"), dir, 3, true);
+        assert_eq!(
+            v,
+            w(
+                "match --games 8 --results /d/runs/7/results.csv --pgnout /d/runs/7/games.pgn \
+               --json /d/runs/7/summary.json --concurrency 3 --resume"
+            )
+        );
+        assert_eq!(
+            argv("datagen", &[], dir, 1, false)[1..3],
+            w("--out /d/runs/7/positions")
+        );
+        assert_eq!(
+            primary("datagen", dir, &w("--format text")),
+            dir.join("positions")
+        );
+        assert_eq!(primary("tune", dir, &[]), dir.join("tune.csv"));
+    }
+
+    #[test]
+    fn the_command_line_quotes_what_a_shell_would_split() {
+        let line = command_line("match", &w("--engine name=a"), Path::new("/r"));
+        assert!(line.starts_with("spar match --engine name=a --results /r/results.csv"));
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}
