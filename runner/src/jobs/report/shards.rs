@@ -130,7 +130,7 @@ pub fn run_shard(args: serde_json::Value, shard: &ShardRun) -> CliResult {
     let share = stride.count_below(plan.pairs.unwrap_or(0));
     let (dir, i) = (&shard.dir, shard.index);
     let (results, stats_file) = (shard_results(dir, i), shard_stats(dir, i));
-    let (mut done, mut counted) = resume(&results, &stats_file, stride, &seats)?;
+    let (mut done, mut counted) = resume(&results, &stats_file, stride, &seats.names())?;
 
     let abort = interrupt::on_ctrl_c("finishing up");
     shard.watch_stop(abort.clone());
@@ -224,10 +224,9 @@ fn resume(
     results: &Path,
     stats_file: &Path,
     stride: Stride,
-    seats: &Seats,
+    names: &[&str],
 ) -> CliResult<(u64, Vec<VariantStats>)> {
-    let empty: Vec<VariantStats> = seats
-        .names()
+    let empty: Vec<VariantStats> = names
         .iter()
         .map(|n| VariantStats::from_totals(n, None, Some(0)))
         .collect();
@@ -288,4 +287,119 @@ fn resume(
         let _ = std::fs::remove_file(stats_file);
     }
     Ok((done, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pair: u64, game: u8) -> ResultRow {
+        ResultRow {
+            pair,
+            game,
+            opening: pair * 10,
+            seed: pair + 1,
+            white: "dev".into(),
+            black: "dev".into(),
+            result: "1-0".into(),
+            termination: "checkmate".into(),
+            plies: 40 + pair as u32,
+            white_nodes: 100,
+            black_nodes: 200,
+            duration_ms: 5,
+        }
+    }
+
+    fn rows(pairs: &[u64]) -> Vec<ResultRow> {
+        pairs.iter().flat_map(|&k| [row(k, 0), row(k, 1)]).collect()
+    }
+
+    fn file_of(rows: &[ResultRow]) -> Vec<u8> {
+        let mut bytes = format!("{}\n", HEADER.join(",")).into_bytes();
+        bytes.extend(csv_text(rows));
+        bytes
+    }
+
+    fn stats(games: u64) -> StatsFile {
+        let mut v = VariantStats::from_totals("dev", None, Some(games));
+        v.name = "dev".into();
+        StatsFile::new(vec![v])
+    }
+
+    /// Shard 1 of 3 (pairs 1, 4, 7, …): `results` and the checkpoint (pairs, its rows) as
+    /// found; returns the pairs it continues from, its games and the results file after.
+    fn resumed(
+        results: Option<&[u8]>,
+        checkpoint: Option<(u64, &[u64])>,
+    ) -> (u64, u64, Vec<u8>, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let (r, s) = (
+            dir.path().join("results.csv"),
+            dir.path().join("stats.json"),
+        );
+        if let Some(bytes) = results {
+            std::fs::write(&r, bytes).unwrap();
+        }
+        if let Some((pairs, last)) = checkpoint {
+            Checkpoint::new(pairs, rows(last), stats(2 * pairs))
+                .write(&s)
+                .unwrap();
+        }
+        let (done, counted) = resume(&r, &s, Stride::shard(1, 3), &["dev"]).unwrap();
+        (
+            done,
+            counted[0].games,
+            std::fs::read(&r).unwrap(),
+            s.exists(),
+        )
+    }
+
+    #[test]
+    fn a_new_shard_starts_with_an_empty_record() {
+        let (done, games, file, _) = resumed(None, None);
+        assert_eq!((done, games), (0, 0));
+        assert_eq!(file, file_of(&[]));
+    }
+
+    #[test]
+    fn the_rows_of_a_checkpoint_that_were_not_appended_are_appended() {
+        // Killed after the checkpoint of pairs 1 and 4 (stretch: pair 4), before its rows.
+        let (done, games, file, _) = resumed(Some(&file_of(&rows(&[1]))), Some((2, &[4])));
+        assert_eq!((done, games), (2, 4));
+        assert_eq!(file, file_of(&rows(&[1, 4])));
+        // …or after the first of them.
+        let mut some = rows(&[1]);
+        some.push(row(4, 0));
+        let (done, _, file, _) = resumed(Some(&file_of(&some)), Some((2, &[4])));
+        assert_eq!(done, 2);
+        assert_eq!(file, file_of(&rows(&[1, 4])));
+    }
+
+    #[test]
+    fn rows_the_checkpoint_does_not_count_are_cut_and_played_again() {
+        // A row beyond the checkpoint and a torn line: cut, so pair 7 is played again.
+        let mut bytes = file_of(&rows(&[1, 4, 7]));
+        bytes.extend_from_slice(b"10,0,100,11,dev");
+        let (done, games, file, _) = resumed(Some(&bytes), Some((2, &[1, 4])));
+        assert_eq!((done, games), (2, 4));
+        assert_eq!(file, file_of(&rows(&[1, 4])));
+        // Nothing counted yet: every row goes.
+        let (done, _, file, _) = resumed(Some(&file_of(&rows(&[1]))), None);
+        assert_eq!(done, 0);
+        assert_eq!(file, file_of(&[]));
+    }
+
+    #[test]
+    fn a_record_and_a_checkpoint_that_disagree_restart_the_share() {
+        // The checkpoint counts pairs 1, 4 and 7 but the results file lost pair 1: neither
+        // can be trusted, the share starts again from nothing.
+        let (done, games, file, kept) = resumed(Some(&file_of(&rows(&[4]))), Some((3, &[7])));
+        assert_eq!((done, games), (0, 0));
+        assert_eq!(file, file_of(&[]));
+        assert!(!kept, "the checkpoint is removed");
+        // A row of a pair that is not the shard's is cut; the checkpoint's own rows stay.
+        let (done, _, file, _) = resumed(Some(&file_of(&rows(&[2]))), Some((1, &[1])));
+        assert_eq!(done, 1);
+        assert_eq!(file, file_of(&rows(&[1])));
+    }
 }
