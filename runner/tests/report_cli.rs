@@ -384,8 +384,8 @@ fn a_report_sharded_by_hand_merges_to_the_local_counts() {
     let merged = ok(&run(&["merge", r]));
     assert_eq!(merged, local, "the same terminal report");
     let (l, m) = (
-        counts(&d.join("local/stats.json")),
-        counts(&d.join("merged/stats.json")),
+        report_counts(&d.join("local/stats.json")),
+        report_counts(&d.join("merged/stats.json")),
     );
     assert_eq!(m, l, "the same counts, sums and histograms");
     if TRACK {
