@@ -160,7 +160,7 @@ mod tests {
         // counted nothing yet and left no checkpoint (it is skipped).
         let game = |v: u64, g: u64| -> Vec<(&'static str, Vec<i64>)> {
             let mut sites = vec![("eval", values(100 * v + g, 20 + g as usize))];
-            if g % 2 == 0 {
+            if g.is_multiple_of(2) {
                 sites.push((
                     "rfp",
                     values(7 + g, 5).iter().map(|x| (x & 1).abs()).collect(),
