@@ -1,5 +1,6 @@
-//! Runs that outgrow one machine: a match, SPRT, datagen or report run split into shards that run
-//! as the tasks of one Slurm job array (or any scheduler that can run `spar shard`).
+//! Runs that outgrow one machine: a match, SPRT, datagen or report run split into shards
+//! that run as the tasks of one Slurm job array (or any scheduler that can run `spar
+//! shard`).
 //!
 //! Everything lives in the run directory, on a filesystem every node shares:
 //!
