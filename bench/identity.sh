@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Byte-identity evidence for refactors: runs node-limited matches (concurrency 1 and 2),
-# an SPRT, datagen and a short SPSA run with one spar binary and writes every output file
+# an SPRT, datagen, a short SPSA run and (with `track`) a report with one spar binary and writes every output file
 # into OUT_DIR. Run it with the old and the new binary, then `diff -r` the two folders.
 # Fields that legitimately change between runs (wall time, command line) are removed from
 # the JSON summaries.
@@ -33,6 +33,20 @@ done
 "$spar" tune --param rfp_margin --param lmr_base --iterations 4 --pairs-per-iteration 2 --each nodes=800 \
   --seed 4 --concurrency 2 --quiet --csv t.csv --out t.txt >/dev/null
 strip_json t.csv.verify.json
+# The track! report, with a spar built with `track` (skipped otherwise): its counts, and,
+# with a spar whose report shards (`--slurm --plan-only`), the merge of 3 shards played by
+# hand, which must be the local report byte for byte (only the local one is kept).
+rep="report --engine name=dev option.rfp_margin=40 --engine name=base --each nodes=400 --games 12 --seed 3 --quiet --no-build"
+if "$spar" $rep --concurrency 2 --out r >r.txt 2>/dev/null; then
+  if "$spar" report --help | grep -q -- --plan-only; then
+    "$spar" $rep --slurm --plan-only --shards 3 --run-dir r-run --out r-merged >/dev/null
+    for i in 0 1 2; do "$spar" shard r-run --index $i --concurrency 2; done
+    "$spar" merge r-run >r-merged.txt 2>/dev/null
+    cmp r.txt r-merged.txt
+    for f in stats.csv stats.json report.html; do cmp r/$f r-merged/$f; done
+    rm -rf r-run r-merged r-merged.txt
+  fi
+fi
 # Wall-clock fields vary run to run: PGN move times, the CSV's duration_ms column.
 for f in *.pgn; do sed -E -i 's/(^| )[0-9]+\.[0-9]{3}s,/\1T,/g; s/^\[Date "[0-9.]+"\]$/[Date "D"]/' "$f"; done
 for f in *.csv; do [ "$(head -c 4 "$f")" = pair ] && sed -E -i 's/,[0-9]+$/,T/' "$f"; done

@@ -307,7 +307,7 @@ impl SprtBounds {
     }
 }
 
-/// Running a match, SPRT or datagen as shards of one Slurm job array (see docs/cluster.md).
+/// Running a match, SPRT, datagen or report as shards of one Slurm job array (see docs/cluster.md).
 #[derive(clap::Args, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SlurmArgs {
     /// Run on a Slurm cluster: one job array whose tasks run `spar shard RUN_DIR`; this

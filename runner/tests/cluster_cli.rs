@@ -307,6 +307,51 @@ fn sharded_datagen_is_byte_identical_to_the_local_run() {
 }
 
 #[test]
+fn a_sharded_report_merges_to_the_local_counts() {
+    let Some(conf) = cluster("a_sharded_report_merges_to_the_local_counts") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Builtin engines where this spar records (`--features track`); otherwise an external
+    // spar, which records nothing but plays, records and merges all the same.
+    let engines = if cfg!(feature = "track") {
+        "--engine name=dev option.rfp_margin=40 --engine name=base --each nodes=400".to_string()
+    } else {
+        format!(
+            "--engine name=ext cmd={} args=uci --each nodes=300",
+            env!("CARGO_BIN_EXE_spar")
+        )
+    };
+    let each = format!("report {engines} --games 24 --seed 5 --no-build --quiet");
+    let sharded = ok(&run_at(
+        d,
+        &conf,
+        &format!("{each} --slurm --run-dir run --shards 3 --cpus-per-shard 2 --out s"),
+    ));
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{each} --concurrency 2 --out l"),
+    ));
+    assert_eq!(sharded, local, "the same terminal report");
+    let (s, l) = (
+        report_counts(&d.join("s/stats.json")),
+        report_counts(&d.join("l/stats.json")),
+    );
+    assert_eq!(s, l, "the same counts, sums and histograms per site");
+    if cfg!(feature = "track") {
+        assert!(s[0].2.len() >= 12, "{:?}", s[0].2);
+    }
+    let status = ok(&run_at(d, &conf, "status run"));
+    assert!(status.contains("Games: 24 of 24"), "{status}");
+    let merged = ok(&run_at(d, &conf, "merge run"));
+    assert_eq!(merged, local);
+    let o = run_at(d, &conf, "merge run --pgnout x.pgn");
+    usage_error(&o, "--pgnout is not an output of a report run");
+}
+
+#[test]
 fn a_shard_refuses_a_changed_engine_and_a_bad_index() {
     let Some(conf) = cluster("a_shard_refuses_a_changed_engine_and_a_bad_index") else {
         return;

@@ -326,3 +326,155 @@ fn external_engines_report_through_trackfile() {
         assert!(stdout(&o).contains("no site recorded anything"));
     }
 }
+
+/// The engines of the sharded report tests: builtin engines where this spar records (built
+/// with `--features track`); otherwise an external spar, which records nothing, so that the
+/// games, the shards' records and the files are still checked.
+fn sharded_engines() -> String {
+    if TRACK {
+        "--engine name=dev option.rfp_margin=40 --engine name=base --each nodes=400".to_string()
+    } else {
+        format!(
+            "--engine name=ext cmd={} args=uci --each nodes=300",
+            env!("CARGO_BIN_EXE_spar")
+        )
+    }
+}
+
+#[test]
+fn a_report_sharded_by_hand_merges_to_the_local_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let each = format!(
+        "{} --games 12 --seed 3 --quiet --no-build",
+        sharded_engines()
+    );
+    let local = ok(&run_in(
+        d,
+        &argv(&format!("report {each} --concurrency 2 --out local")),
+    ));
+    // Planned without a scheduler (no Slurm on PATH), the shards run by hand.
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "report {each} --slurm --plan-only --shards 3 --run-dir run --out merged"
+        )))
+        .output()
+        .unwrap();
+    assert!(ok(&planned).contains("spar shard"), "{}", stdout(&planned));
+    let r = d.join("run");
+    let r = path_str(&r);
+    // Each shard killed at one of its writes (the checkpoint of its first stretch, a row
+    // after it), then played to its end: nothing is counted twice or lost.
+    for (i, kill_at) in [("0", "1"), ("1", "2"), ("2", "3")] {
+        let o = spar()
+            .args(["shard", r, "--index", i, "--concurrency", "1"])
+            .env("SPAR_TEST_KILL_AT", kill_at)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(137), "shard {i}: {}", stderr(&o));
+        ok(&run(&["shard", r, "--index", i, "--concurrency", "2"]));
+    }
+    // Played again, a finished shard adds nothing.
+    ok(&run(&["shard", r, "--index", "1"]));
+    let status = ok(&run(&["status", r]));
+    assert!(status.contains("Games: 12 of 12"), "{status}");
+    assert!(status.contains("3 shards"), "{status}");
+    let merged = ok(&run(&["merge", r]));
+    assert_eq!(merged, local, "the same terminal report");
+    let (l, m) = (
+        report_counts(&d.join("local/stats.json")),
+        report_counts(&d.join("merged/stats.json")),
+    );
+    assert_eq!(m, l, "the same counts, sums and histograms");
+    if TRACK {
+        assert!(l[0].2.len() >= 12, "{:?}", l[0].2);
+        assert_eq!((l[0].1, l[1].1), (12, 12));
+    } else {
+        // One engine playing itself: both seats of each game count.
+        assert_eq!(l[0].1, 24);
+    }
+    for name in ["stats.csv", "report.html"] {
+        assert!(d.join("merged").join(name).is_file(), "{name}");
+    }
+    // The shards' records are not the report's outputs: refused before any work.
+    for flag in ["--pgnout", "--results", "--json"] {
+        let o = run(&["merge", r, flag, path_str(&d.join("x"))]);
+        usage_error(&o, &format!("{flag} is not an output of a report run"));
+        assert!(!d.join("x").exists());
+    }
+}
+
+#[test]
+fn sharded_report_options_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run_dir = d.join("run");
+    let rd = path_str(&run_dir);
+    let saved = d.join("s.json");
+    std::fs::write(&saved, fixture("uci", 30, 0).to_string()).unwrap();
+    let e = sharded_engines();
+    let base = format!("report {e} --games 4 --quiet --no-build");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{base} --resume"),
+            "--resume belongs to a cluster run",
+        ),
+        (
+            format!("{base} --run-dir {rd}"),
+            "--run-dir belongs to a cluster run",
+        ),
+        (
+            format!(
+                "report --from {} --slurm --plan-only --run-dir {rd}",
+                path_str(&saved)
+            ),
+            "--from reads saved statistics",
+        ),
+        (
+            format!("{base} --slurm --plan-only --run-dir {rd} --concurrency 2"),
+            "--concurrency does not apply to --slurm",
+        ),
+        (
+            format!("{base} --slurm --plan-only --run-dir {rd} --out {rd}/shards"),
+            "a shard's record",
+        ),
+    ];
+    for (line, needle) in &cases {
+        let o = run_in(d, &argv(line));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{line}: {}", stderr(&o));
+    }
+    assert!(!run_dir.join("manifest.json").exists());
+    // Builtin engines on a spar without `track`: refused before the run directory is made.
+    if !TRACK {
+        let o = run_in(
+            d,
+            &argv(&format!(
+                "report --engine name=a nodes=100 --games 2 --no-build --slurm --plan-only --run-dir {rd}"
+            )),
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("built without the `track` feature"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Planned once; a second plan in the same directory needs --resume, and --resume
+    // with other options is refused.
+    ok(&run_in(
+        d,
+        &argv(&format!("{base} --slurm --plan-only --run-dir {rd}")),
+    ));
+    let o = run_in(
+        d,
+        &argv(&format!("{base} --slurm --plan-only --run-dir {rd}")),
+    );
+    assert!(stderr(&o).contains("already holds a run"), "{}", stderr(&o));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["command"], "report");
+}

@@ -145,7 +145,7 @@ pub struct Manifest {
     pub cwd: PathBuf,
     /// The coordinator's command line (for the JSON summary).
     pub command_line: Vec<String>,
-    /// The checked plan of a match or SPRT (`None` for datagen).
+    /// The checked plan of a match, SPRT or report (`None` for datagen).
     pub plan: Option<MatchPlan>,
     /// External engines (with `cmd=` or built), with hashes.
     pub engines: Vec<EngineFile>,

@@ -1,5 +1,6 @@
-//! Runs that outgrow one machine: a match, SPRT or datagen run split into shards that run
-//! as the tasks of one Slurm job array (or any scheduler that can run `spar shard`).
+//! Runs that outgrow one machine: a match, SPRT, datagen or report run split into shards
+//! that run as the tasks of one Slurm job array (or any scheduler that can run `spar
+//! shard`).
 //!
 //! Everything lives in the run directory, on a filesystem every node shares:
 //!
@@ -11,7 +12,8 @@
 //! RUN_DIR/engines/SEAT/spar    git=/features= builds, built once by the coordinator
 //! RUN_DIR/logs/JOB_TASK.out    the array tasks' output
 //! RUN_DIR/shards/I/            shard I's own records: results.csv (the commit record),
-//!                              games.pgn, positions (dump or datagen file), failed.json,
+//!                              games.pgn, positions (dump or datagen file), stats.json
+//!                              (a report's statistics checkpoint), failed.json,
 //!                              shard.lock (held by the process playing the shard)
 //! ```
 //!
@@ -52,6 +54,12 @@ pub fn shard_pgn(dir: &Path, index: u64) -> PathBuf {
 /// Shard `index`'s training positions (a match's dump, or datagen's file).
 pub fn shard_positions(dir: &Path, index: u64) -> PathBuf {
     shard_dir(dir, index).join("positions")
+}
+
+/// Shard `index`'s statistics checkpoint (a report's: the `track!` statistics of its
+/// first pairs, see `jobs/report/checkpoint.rs`).
+pub fn shard_stats(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join(crate::files::run_dir::SHARD_STATS)
 }
 
 /// Written by a shard that failed (its exit code and message).

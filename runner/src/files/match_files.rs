@@ -373,7 +373,8 @@ fn pgn_record(
     }
 }
 
-fn result_row(
+/// The results row of game `g` of a pair, `white` against `black`.
+pub(crate) fn result_row(
     pair: &PairOutcome,
     g: usize,
     game: &PlayedGame,

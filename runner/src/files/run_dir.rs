@@ -7,6 +7,10 @@ use std::path::Path;
 /// The manifest's file name in the run directory.
 pub const MANIFEST: &str = "manifest.json";
 
+/// The file name of a report shard's statistics in its shard directory
+/// (`shards/I/stats.json`): owned like every file under `shards/`.
+pub const SHARD_STATS: &str = "stats.json";
+
 /// What a path inside a run directory (relative to it) is, when the run owns it: the
 /// manifest, the jobs file, STOP, the coordinator's lock, anything under `shards/`,
 /// `engines/` or `logs/`. Other paths in the directory (a merged `all.csv`) are free.

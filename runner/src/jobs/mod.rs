@@ -1,5 +1,6 @@
 //! The jobs: the long-running kinds of run, one room each — a match or SPRT
-//! ([`matches`]), an SPSA tune ([`tune`]) and training-data generation ([`datagen`]) —
+//! ([`matches`]), an SPSA tune ([`tune`]), training-data generation ([`datagen`]) and the
+//! `track!` report ([`report`]) —
 //! with everything that plays, records, merges and shows them, on this machine or as the
 //! shards of a cluster run. Each implements the job contract ([`crate::job::Job`]);
 //! [`KINDS`] lists them. `cmd/` turns the command line into a call of these;
@@ -14,6 +15,7 @@ use crate::job::Job;
 pub mod datagen;
 pub mod matches;
 pub mod record_fields;
+pub mod report;
 pub mod tune;
 
 /// Every kind of job, one line each. `spar shard`, `merge` and `status` (and a server)
@@ -25,6 +27,7 @@ pub static KINDS: &[&dyn Job] = &[
     &matches::job::MATCH,
     &matches::job::SPRT,
     &datagen::job::DATAGEN,
+    &report::job::REPORT,
 ];
 
 /// The kind whose command is `command`.

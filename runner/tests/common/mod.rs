@@ -240,3 +240,42 @@ pub fn recorded_jobs(run_dir: &Path) -> Vec<String> {
         .map(|j| j.as_str().unwrap().to_string())
         .collect()
 }
+
+/// A variant of a report's statistics: name, games, and per site (label, count, exact sums,
+/// buckets).
+pub type ReportCounts = (
+    String,
+    u64,
+    Vec<(String, u64, serde_json::Value, serde_json::Value)>,
+);
+
+/// What a report's statistics (`stats.json`) count, per variant: its games and, per site,
+/// the count, the exact sums and the histogram buckets.
+pub fn report_counts(path: &Path) -> Vec<ReportCounts> {
+    let json = json(path);
+    json["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let sites = v["sites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    (
+                        s["site"].as_str().unwrap().to_string(),
+                        s["count"].as_u64().unwrap(),
+                        s["exact"].clone(),
+                        s["buckets"].clone(),
+                    )
+                })
+                .collect();
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["games"].as_u64().unwrap(),
+                sites,
+            )
+        })
+        .collect()
+}
