@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::OutputArgs;
 use crate::cluster::manifest::Manifest;
-use crate::cluster::merge::first_option;
+use crate::cluster::merge::refuse_options;
 use crate::cluster::merged::Merged;
 use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use crate::job::{Job, StatusView, Unit};
 
 /// `spar report`.
@@ -72,12 +72,8 @@ impl Job for ReportJob {
         super::merge::outputs(m)
     }
 
-    fn check_merge_options(&self, dir: &Path, _m: &Manifest, files: &OutputArgs) -> CliResult {
-        let flag = first_option(files).unwrap_or("--results");
-        Err(CliError::usage(format!(
-            "{flag} is not an output of a report run ({}'s report writes its own --out): leave it out",
-            dir.display()
-        )))
+    fn check_merge_options(&self, dir: &Path, m: &Manifest, files: &OutputArgs) -> CliResult {
+        refuse_options(dir, m, files, "its own --out")
     }
 
     fn merge(&self, dir: &Path, m: &Manifest, _files: Option<&OutputArgs>) -> CliResult<Merged> {
