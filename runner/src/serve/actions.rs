@@ -51,6 +51,18 @@ impl From<String> for Refusal {
     }
 }
 
+impl From<super::engines::Refused> for Refusal {
+    fn from(e: super::engines::Refused) -> Self {
+        use super::engines::Refused;
+        match e {
+            Refused::Bad(m) => Refusal::Bad(m),
+            Refused::NotFound(m) => Refusal::NotFound(m),
+            Refused::Conflict(m) => Refusal::Conflict(m),
+            Refused::Internal(m) => Refusal::Internal(m),
+        }
+    }
+}
+
 /// A new run, as the API takes it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

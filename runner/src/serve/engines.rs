@@ -7,10 +7,25 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::actions::Refusal;
 use super::builds::{self, check_name, is_url};
 use super::db::engines::{Engine, RunEngine};
 use super::state::AppState;
+
+/// Why an engine action was refused: as the actions' `Refusal` (which takes it as it is:
+/// 400, 404, 409, 500).
+#[derive(Debug)]
+pub enum Refused {
+    Bad(String),
+    NotFound(String),
+    Conflict(String),
+    Internal(String),
+}
+
+impl From<String> for Refused {
+    fn from(e: String) -> Self {
+        Refused::Internal(e)
+    }
+}
 
 /// A new engine, as the API and the form take it.
 #[derive(Clone, Debug, Deserialize)]
@@ -24,13 +39,13 @@ pub struct Register {
 }
 
 /// Registers an engine; nothing is stored when it is refused.
-pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
+pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
     let name = r.name.trim();
-    check_name(name).map_err(Refusal::Bad)?;
+    check_name(name).map_err(Refused::Bad)?;
     let build = r.build.as_deref().map(str::trim).filter(|b| !b.is_empty());
     let build = build.unwrap_or("make");
     if !builds::BUILDS_KINDS.contains(&build) {
-        return Err(Refusal::Bad(format!(
+        return Err(Refused::Bad(format!(
             "build '{build}': one of {}",
             builds::BUILDS_KINDS.join(", ")
         )));
@@ -41,18 +56,18 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
         || repo.len() > 1000
         || repo.chars().any(char::is_control)
     {
-        return Err(Refusal::Bad(format!(
+        return Err(Refused::Bad(format!(
             "repository '{repo}': a path of a git repository or a URL"
         )));
     }
     if st.db.lock().expect("db lock").engine(name)?.is_some() {
-        return Err(Refusal::Conflict(format!(
+        return Err(Refused::Conflict(format!(
             "engine {name} is registered already"
         )));
     }
     let (shown, source) = if is_url(repo) {
         if build == "spar" {
-            return Err(Refusal::Bad(
+            return Err(Refused::Bad(
                 "build spar needs the repository as a path (the git= builder builds in a \
                  checkout of it)"
                     .into(),
@@ -72,7 +87,7 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
                 .map_err(|e| format!("cannot run git: {e}"))?;
             if !out.status.success() {
                 let _ = std::fs::remove_dir_all(&mirror);
-                return Err(Refusal::Bad(format!(
+                return Err(Refused::Bad(format!(
                     "repository {repo}: cannot clone it: {}",
                     String::from_utf8_lossy(&out.stderr).trim()
                 )));
@@ -82,9 +97,9 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
     } else {
         let path = Path::new(&st.cwd).join(repo);
         let path = std::fs::canonicalize(&path)
-            .map_err(|e| Refusal::Bad(format!("repository {repo}: {e}")))?;
+            .map_err(|e| Refused::Bad(format!("repository {repo}: {e}")))?;
         builds::git(&path, &["rev-parse", "--git-dir"]).map_err(|e| {
-            Refusal::Bad(format!(
+            Refused::Bad(format!(
                 "repository {repo}: not a git repository the server can read ({})",
                 e.lines().next().unwrap_or("git failed")
             ))
@@ -95,7 +110,7 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
     let source = source.to_string_lossy().into_owned();
     let db = st.db.lock().expect("db lock");
     if !db.insert_engine(name, &shown, &source, build)? {
-        return Err(Refusal::Conflict(format!(
+        return Err(Refused::Conflict(format!(
             "engine {name} is registered already"
         )));
     }
@@ -103,12 +118,12 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refusal> {
 }
 
 /// The engine `name`.
-pub fn get(st: &AppState, name: &str) -> Result<Engine, Refusal> {
+pub fn get(st: &AppState, name: &str) -> Result<Engine, Refused> {
     st.db
         .lock()
         .expect("db lock")
         .engine(name)?
-        .ok_or_else(|| Refusal::NotFound(format!("no engine '{name}' is registered")))
+        .ok_or_else(|| Refused::NotFound(format!("no engine '{name}' is registered")))
 }
 
 /// The words that name a registered engine in an `--engine`'s words.
@@ -155,13 +170,13 @@ fn key_value(word: &str) -> Option<(&str, &str)> {
 /// and its bench checked against `bench=`; the rows the run keeps. Refused: an unknown
 /// engine or revision, a bad revision name, a failed build (its last lines), a bench that
 /// differs (both numbers), `engine=` words beside `cmd=`/`git=` or in `--each`.
-pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEngine>), Refusal> {
+pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEngine>), Refused> {
     let (engines, each) = groups(words);
     for g in &each {
         for w in &words[g.clone()] {
             if let Some((k, _)) = key_value(w) {
                 if KEYS.contains(&k) {
-                    return Err(Refusal::Bad(format!(
+                    return Err(Refused::Bad(format!(
                         "--each {w}: a registered engine is named in each --engine \
                          (engine=NAME rev=REV bench=N)"
                     )));
@@ -185,7 +200,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
         let (engine, rev, bench) = (get("engine"), get("rev"), get("bench"));
         let Some(engine) = engine else {
             if rev.is_some() || bench.is_some() {
-                return Err(Refusal::Bad(format!(
+                return Err(Refused::Bad(format!(
                     "--engine {}: rev= and bench= belong to a registered engine: add \
                      engine=NAME",
                     group.join(" ")
@@ -195,7 +210,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
         };
         for other in ["cmd", "git", "features", "args", "dir"] {
             if get(other).is_some() {
-                return Err(Refusal::Bad(format!(
+                return Err(Refused::Bad(format!(
                     "--engine {}: engine={engine} is built by the server: leave {other}= out",
                     group.join(" ")
                 )));
@@ -203,24 +218,24 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
         }
         let e = get_engine_for_run(st, &engine)?;
         let rev = rev.ok_or_else(|| {
-            Refusal::Bad(format!(
+            Refused::Bad(format!(
                 "--engine {}: engine={engine} needs rev= (a branch, tag or sha)",
                 group.join(" ")
             ))
         })?;
         let expected = match &bench {
             Some(b) => Some(b.parse::<u64>().map_err(|_| {
-                Refusal::Bad(format!("bench={b}: the bench's node count, a whole number"))
+                Refused::Bad(format!("bench={b}: the bench's node count, a whole number"))
             })?),
             None => None,
         };
         let source = PathBuf::from(&e.source);
-        let sha = builds::resolve(&engine, &source, &rev, is_url(&e.repo)).map_err(Refusal::Bad)?;
+        let sha = builds::resolve(&engine, &source, &rev, is_url(&e.repo)).map_err(Refused::Bad)?;
         let built =
-            builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha).map_err(Refusal::Bad)?;
+            builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha).map_err(Refused::Bad)?;
         if let Some(x) = expected {
             if x != built.bench {
-                return Err(Refusal::Bad(format!(
+                return Err(Refused::Bad(format!(
                     "engine {engine} at {rev} ({}): its bench is {}, not bench={x} as given \
                      (wrong revision or bench?)",
                     &sha[..12],
@@ -268,10 +283,10 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
     Ok((out, rows))
 }
 
-fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refusal> {
+fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refused> {
     match get(st, name) {
         Ok(e) => Ok(e),
-        Err(Refusal::NotFound(_)) => Err(Refusal::Bad(format!(
+        Err(Refused::NotFound(_)) => Err(Refused::Bad(format!(
             "engine={name}: no engine '{name}' is registered (register it on /engines)"
         ))),
         Err(e) => Err(e),

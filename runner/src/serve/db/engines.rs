@@ -154,6 +154,16 @@ mod tests {
         assert_eq!(db.engine("e").unwrap().unwrap().repo, "/r");
         assert!(db.engine("f").unwrap().is_none());
         assert_eq!(db.engines().unwrap().len(), 1);
+        let words = vec!["--games".to_string(), "2".into()];
+        let new = super::super::runs::NewRun {
+            kind: "match",
+            words: &words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+        };
+        let id = db.insert(&new, |id| format!("/d/{id}")).unwrap().id;
         let row = RunEngine {
             position: 1,
             variant: "base".into(),
@@ -168,6 +178,6 @@ mod tests {
             .unwrap();
         let got = db.run_engines(7).unwrap();
         assert_eq!((got[0].bench, got[0].words.clone()), (123, row.words));
-        assert!(db.run_engines(8).unwrap().is_empty());
+        assert!(db.run_engines(id + 1).unwrap().is_empty());
     }
 }

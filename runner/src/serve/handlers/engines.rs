@@ -59,7 +59,7 @@ pub async fn get(
     State(st): State<Shared>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let e = engines::get(&st, &name)?;
+    let e = engines::get(&st, &name).map_err(Refusal::from)?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -68,7 +68,10 @@ pub async fn register(
     State(st): State<Shared>,
     Json(r): Json<Register>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let e = blocking(&st, move |st| engines::register(st, &r)).await?;
+    let e = blocking(&st, move |st| {
+        engines::register(st, &r).map_err(Refusal::from)
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(engine_json(&st, &e))))
 }
 
@@ -114,7 +117,11 @@ pub async fn submit(State(st): State<Shared>, Form(f): Form<RegisterForm>) -> Re
         repo: f.repo.clone(),
         build: Some(f.build.clone()),
     };
-    match blocking(&st, move |st| engines::register(st, &r)).await {
+    match blocking(&st, move |st| {
+        engines::register(st, &r).map_err(Refusal::from)
+    })
+    .await
+    {
         Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
         Err(r) => {
             let form = EngineForm {
