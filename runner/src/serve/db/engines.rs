@@ -174,9 +174,9 @@ mod tests {
             binary: "/b".into(),
             words: vec!["name=base".into()],
         };
-        db.insert_run_engines(7, std::slice::from_ref(&row))
+        db.insert_run_engines(id, std::slice::from_ref(&row))
             .unwrap();
-        let got = db.run_engines(7).unwrap();
+        let got = db.run_engines(id).unwrap();
         assert_eq!((got[0].bench, got[0].words.clone()), (123, row.words));
         assert!(db.run_engines(id + 1).unwrap().is_empty());
     }
