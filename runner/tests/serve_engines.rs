@@ -231,3 +231,83 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
         "{page}"
     );
 }
+
+/// A form POST (`application/x-www-form-urlencoded`): the status and the body.
+fn form(server: &Server, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(&server.addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    (
+        head.split_whitespace().nth(1).unwrap().parse().unwrap(),
+        body.to_string(),
+    )
+}
+
+#[test]
+fn the_form_registers_and_refuses_and_a_url_is_mirrored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("tiny");
+    let builds = tmp.path().join("builds.txt");
+    tiny_engine(&repo, &builds);
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let repo_s = repo.to_str().unwrap();
+
+    // The form: a refusal comes back with the message (escaped) and a 400, then a success.
+    let (code, page) = form(&server, "/engines", "name=%3Cb%3E&repo=x&build=make");
+    assert_eq!(code, 400, "{page}");
+    assert!(page.contains("engine name &#39;&lt;b&gt;&#39;"), "{page}");
+    let (code, _) = form(
+        &server,
+        "/engines",
+        &format!("name=tiny&repo={repo_s}&build=make"),
+    );
+    assert_eq!(code, 303);
+    let (code, page) = server.http("GET", "/engines", None);
+    assert_eq!(code, 200);
+    assert!(page.contains("id=\"engine-tiny\""), "{page}");
+
+    // A URL: the server clones a mirror and resolves revisions in it, fetching first.
+    let url = format!("file://{repo_s}");
+    let (code, e) = server.json(
+        "POST",
+        "/api/engines",
+        Some(&json!({"name": "remote", "repo": url})),
+    );
+    assert_eq!(code, 201, "{e}");
+    assert!(
+        e["source"].as_str().unwrap().ends_with("repos/remote.git"),
+        "{e}"
+    );
+    git(&repo, &["checkout", "--quiet", "-b", "later", "main"]);
+    std::fs::write(repo.join("eval.c"), "/* later */\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "later"]);
+    let (code, run) = submit(
+        &server,
+        &format!(
+            "--engine name=dev engine=remote rev=later bench=2000 --engine name=base {LIMITS}"
+        ),
+    );
+    assert_eq!(code, 201, "{run}");
+    assert_eq!(run["engines"][0]["rev"].as_str(), Some("later"));
+    let (code, v) = server.json(
+        "POST",
+        "/api/engines",
+        Some(&json!({"name": "gone", "repo": "file:///nonexistent/repo"})),
+    );
+    assert_eq!(code, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("cannot clone"), "{v}");
+    let (_, all) = server.json("GET", "/api/engines", None);
+    assert_eq!(all["engines"].as_array().unwrap().len(), 2, "{all}");
+}
