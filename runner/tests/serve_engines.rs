@@ -311,3 +311,76 @@ fn the_form_registers_and_refuses_and_a_url_is_mirrored() {
     let (_, all) = server.json("GET", "/api/engines", None);
     assert_eq!(all["engines"].as_array().unwrap().len(), 2, "{all}");
 }
+
+/// A repository shaped like spar's (workspace, package `runner`, binary `spar`) that builds
+/// in seconds: its `spar bench` prints `777 nodes 5 nps`, its `spar uci` runs the spar under
+/// test as the UCI engine.
+fn fake_spar(dir: &Path) {
+    std::fs::create_dir_all(dir.join("runner/src")).unwrap();
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"runner\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target\n").unwrap();
+    std::fs::write(
+        dir.join("runner/Cargo.toml"),
+        "[package]\nname = \"runner\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [[bin]]\nname = \"spar\"\npath = \"src/main.rs\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("runner/src/main.rs"),
+        format!(
+            "fn main() {{\n    let a: Vec<String> = std::env::args().skip(1).collect();\n    \
+             if a.first().map(String::as_str) == Some(\"bench\") {{\n        \
+             println!(\"777 nodes 5 nps\");\n        return;\n    }}\n    \
+             let s = std::process::Command::new({:?}).args(&a).status().unwrap();\n    \
+             std::process::exit(s.code().unwrap_or(1));\n}}\n",
+            env!("CARGO_BIN_EXE_spar")
+        ),
+    )
+    .unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "fake spar"]);
+}
+
+#[test]
+fn a_spar_engine_is_built_by_the_git_builder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("fake");
+    fake_spar(&repo);
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let (code, e) = server.json(
+        "POST",
+        "/api/engines",
+        Some(&json!({"name": "spar2", "repo": repo.to_str().unwrap(), "build": "spar"})),
+    );
+    assert_eq!(code, 201, "{e}");
+    let (code, v) = submit(
+        &server,
+        &format!("--engine name=dev engine=spar2 rev=main bench=778 --engine name=base {LIMITS}"),
+    );
+    assert_eq!(code, 400, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("its bench is 777"),
+        "{v}"
+    );
+    let (code, run) = submit(
+        &server,
+        &format!("--engine name=dev engine=spar2 rev=main bench=777 --engine name=base {LIMITS}"),
+    );
+    assert_eq!(code, 201, "{run}\n{}", read(&server.log));
+    let words: Vec<&str> = run["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(words.contains(&"args=uci"), "{words:?}");
+    let id = run["id"].as_i64().unwrap();
+    let done = server.wait(id, "finished", |v| state(v) == "finished");
+    assert_eq!(done["live"]["games"].as_u64(), Some(4), "{done}");
+}
