@@ -105,7 +105,7 @@ pub fn run_section(rows: &[RunEngine], diff: Option<&Diff>) -> String {
     }
     let (dev, base) = (&rows[0], &rows[1]);
     b.push_str(&format!(
-        "<h2>Commits</h2><p><code>git log --oneline {base}..{dev}</code> (dev {dv} over base \
+        "<h2>Commits</h2><p><code>git log --oneline {base}..{dev}</code> ({dv} over \
          {bv}):</p><pre id=\"log\">{log}</pre>\
          <h2>Diff</h2><p><code>git diff {base}..{dev}</code>:</p><pre id=\"diffstat\">{stat}</pre>\
          <pre id=\"diff\">{diff}</pre>{cut}",
