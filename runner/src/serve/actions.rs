@@ -51,6 +51,18 @@ impl From<String> for Refusal {
     }
 }
 
+impl From<super::engines::Refused> for Refusal {
+    fn from(e: super::engines::Refused) -> Self {
+        use super::engines::Refused;
+        match e {
+            Refused::Bad(m) => Refusal::Bad(m),
+            Refused::NotFound(m) => Refusal::NotFound(m),
+            Refused::Conflict(m) => Refusal::Conflict(m),
+            Refused::Internal(m) => Refusal::Internal(m),
+        }
+    }
+}
+
 /// A new run, as the API takes it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,12 +115,15 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
         .prefix("check-")
         .tempdir_in(&tmp)
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    (st.check)(&s.kind, &s.words, scratch.path()).map_err(Refusal::Bad)?;
+    // Registered engines named in the words are built (or found in the cache) and
+    // replaced by their builds' `cmd=`: the run stores and plays the expanded words.
+    let (words, engines) = super::engines::expand(st, &s.words)?;
+    (st.check)(&s.kind, &words, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let run = st.db.lock().expect("db lock").insert(
         &NewRun {
             kind: &s.kind,
-            words: &s.words,
+            words: &words,
             priority,
             throughput,
             note: &note,
@@ -116,6 +131,12 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
         },
         |id| st.run_dir(id).to_string_lossy().into_owned(),
     )?;
+    if !engines.is_empty() {
+        st.db
+            .lock()
+            .expect("db lock")
+            .insert_run_engines(run.id, &engines)?;
+    }
     std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
     st.sched.wake();
     Ok(run)

@@ -10,7 +10,9 @@
 //! them with the CLI's own clap command, which lives in `cmd/` (imported by nothing else).
 
 pub mod actions;
+pub mod builds;
 pub mod db;
+pub mod engines;
 pub mod handlers;
 pub mod live;
 pub mod pages;

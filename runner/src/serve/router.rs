@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::handlers::{api, files, forms, pages};
+use super::handlers::{api, engines, files, forms, pages};
 use super::state::Shared;
 
 /// The server's routes.
@@ -21,6 +21,7 @@ pub fn build(state: Shared) -> Router {
         .route("/runs/{id}/priority", post(forms::priority))
         .route("/runs/{id}/note", post(forms::note))
         .route("/runs/{id}/delete", post(forms::delete))
+        .route("/engines", get(engines::index).post(engines::submit))
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
@@ -28,5 +29,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/runs/{id}/resume", post(api::resume))
         .route("/api/runs/{id}/priority", post(api::priority))
         .route("/api/runs/{id}/note", post(api::note))
+        .route("/api/engines", get(engines::list).post(engines::register))
+        .route("/api/engines/{name}", get(engines::get))
         .with_state(state)
 }

@@ -22,6 +22,8 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));
     v["url"] = json!(format!("/runs/{}", run.id));
+    let engines = st.db.lock().expect("db lock").run_engines(run.id);
+    v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
     v
 }
 

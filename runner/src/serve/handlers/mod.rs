@@ -2,6 +2,7 @@
 //! forms ([`forms`]), the pages ([`pages`]) and a run's files ([`files`]).
 
 pub mod api;
+pub mod engines;
 pub mod files;
 pub mod forms;
 pub mod pages;

@@ -9,7 +9,7 @@ use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
-use crate::serve::{actions, words};
+use crate::serve::{actions, engines, words};
 
 /// The runs of `f`, each with its live numbers.
 fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
@@ -77,6 +77,19 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     let l = live::live(&run.kind, &run.words, dir);
     let has_page = run.kind != "datagen" && words::primary(&run.kind, dir, &run.words).is_file();
     let command = words::command_line(&run.kind, &run.words, dir);
+    let st2 = st.clone();
+    let engines = tokio::task::spawn_blocking(move || {
+        let rows = st2
+            .db
+            .lock()
+            .expect("db lock")
+            .run_engines(id)
+            .unwrap_or_default();
+        let diff = engines::diff(&st2, &rows);
+        pages::engines::run_section(&rows, diff.as_ref())
+    })
+    .await
+    .unwrap_or_default();
     Html(pages::run::page(
         &run,
         &l,
@@ -84,6 +97,7 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
         &command,
         st.sched.cores_of(id),
         has_page,
+        &engines,
     ))
     .into_response()
 }

@@ -2,6 +2,7 @@
 //! ([`search`]); [`html`] holds the one escaping function and the layout. Every page reads
 //! without JavaScript; a small inline script polls the JSON API for live numbers.
 
+pub mod engines;
 pub mod html;
 pub mod index;
 pub mod run;
@@ -82,7 +83,7 @@ function fill(el,r){
     llr:(l.llr===null||l.llr===undefined)?"–":fmt(l.llr,2)+" ("+fmt(l.lower,2)+", "+fmt(l.upper,2)+")",
     wdl:(l.wins===null||l.wins===undefined)?"–":l.wins+"-"+l.losses+"-"+l.draws,
     iteration:(l.iteration===null||l.iteration===undefined)?"–":String(l.iteration),
-    lines:(l.lines||[]).join("\n"),cores:(r.cores===null||r.cores===undefined)?"–":String(r.cores)};
+    lines:(l.lines||[]).join("\n"),verdict:l.verdict||"–",cores:(r.cores===null||r.cores===undefined)?"–":String(r.cores)};
   el.querySelectorAll("[data-f]").forEach(function(c){var k=c.getAttribute("data-f");if(k in f)c.textContent=f[k];});
   if(el.tagName==="TR"){el.className=l.verdict==="H1"?"H1":l.verdict==="H0"?"H0":r.state==="failed"?"failed":"";}
 }

@@ -16,6 +16,7 @@ pub fn page(
     command: &str,
     cores: Option<usize>,
     has_status_page: bool,
+    engines: &str,
 ) -> String {
     let id = run.id;
     let verdict = live.verdict.as_deref().unwrap_or("");
@@ -24,7 +25,7 @@ pub fn page(
         "<table id=\"run\" data-id=\"{id}\" data-state=\"{state}\" class=\"{verdict}\">\
          <tr><th>kind</th><td>{kind}</td></tr>\
          <tr><th>state</th><td data-f=\"state\">{state}</td></tr>\
-         <tr><th>verdict</th><td>{verdict_text}</td></tr>\
+         <tr><th>verdict</th><td data-f=\"verdict\">{verdict_text}</td></tr>\
          <tr><th>words</th><td class=\"words\">{words}</td></tr>\
          <tr><th>priority / throughput</th><td>{priority} / {throughput}</td></tr>\
          <tr><th>cores now</th><td data-f=\"cores\">{cores}</td></tr>\
@@ -56,6 +57,7 @@ pub fn page(
         code = num(run.exit_code.map(|c| c as f64), 0),
         dir = esc(&run.dir),
     );
+    b.push_str(engines);
     if run.state == "failed" && !run.stderr_tail.is_empty() {
         b.push_str(&format!(
             "<h2>Failure</h2><p class=\"err\">The run ended with exit code {}; the last lines \

@@ -1,0 +1,352 @@
+//! A registered engine's builds: names and revisions checked, revisions resolved to commits
+//! (`git rev-parse`), builds made in a temporary checkout (never in the registered
+//! repository) and cached by commit under `DATA/builds/ENGINE/SHA/`, with the bench the
+//! build printed. Every command is an argument vector; nothing goes through a shell.
+//!
+//! Two ways to build: `make` (OpenBench's convention: `make -j EXE=NAME` in a checkout of
+//! the commit, then `./NAME bench`, whose last `N nodes` is the signature) and `spar`
+//! (spar's own engine through the `git=` builder, `engines/git_build.rs`, then `spar
+//! bench`; the child runs it as `cmd=… args=uci`).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One build at a time (they share the cores with the runs; two runs naming the same
+/// commit build it once).
+static BUILDS: Mutex<()> = Mutex::new(());
+
+/// How long a build (`make`, cargo) and a bench may take.
+const BUILD_LIMIT: Duration = Duration::from_secs(1800);
+const BENCH_LIMIT: Duration = Duration::from_secs(600);
+
+/// Lines of a failed build's or bench's output in its message.
+const TAIL: usize = 20;
+
+/// The ways to build an engine.
+pub const BUILDS_KINDS: &[&str] = &["make", "spar"];
+
+/// Checks an engine name: letters, digits, `_`, `-`, `.`, not starting with `-` or `.`, at
+/// most 64 characters (it names a directory and the `EXE=` of `make`).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['-', '.'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "engine name '{name}': use 1 to 64 letters, digits, '_', '-' or '.', not starting \
+             with '-' or '.'"
+        ))
+    }
+}
+
+/// Checks a revision name (branch, tag or sha) before git sees it: no leading `-` (an
+/// option to git), no whitespace or control character, at most 200 bytes.
+pub fn check_rev(rev: &str) -> Result<(), String> {
+    if rev.is_empty()
+        || rev.len() > 200
+        || rev.starts_with('-')
+        || rev.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        Err(format!(
+            "revision '{rev}': not a revision name (a branch, tag or commit sha; no leading \
+             '-', no whitespace)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether a repository is given as a URL (mirrored by the server) rather than a path.
+pub fn is_url(repo: &str) -> bool {
+    ["https://", "http://", "ssh://", "git://", "file://"]
+        .iter()
+        .any(|p| repo.starts_with(p))
+}
+
+/// Runs git with `args` in `dir`; stdout on success, git's stderr as the message.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| format!("cannot run git: {e} (is git installed?)"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Resolves `rev` in the git directory `source` to its full commit sha.
+pub fn resolve(engine: &str, source: &Path, rev: &str, mirrored: bool) -> Result<String, String> {
+    check_rev(rev)?;
+    if mirrored {
+        // A mirror follows its URL: fetch what is new (a failure leaves the refs known).
+        if let Err(e) = git(source, &["fetch", "--quiet", "--prune", "origin"]) {
+            eprintln!("spar serve: engine {engine}: git fetch failed: {e}");
+        }
+    }
+    git(
+        source,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .ok()
+    .map(|s| s.trim().to_string())
+    .filter(|s| s.len() >= 40 && s.chars().all(|c| c.is_ascii_hexdigit()))
+    .ok_or_else(|| {
+        format!(
+            "engine {engine}: unknown revision '{rev}' (a branch, tag or sha of its repository)"
+        )
+    })
+}
+
+/// A build in the cache: the binary and the bench it printed.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub binary: PathBuf,
+    pub bench: u64,
+}
+
+/// The cache directory of `engine` at `sha`.
+pub fn cache_of(data: &Path, engine: &str, sha: &str) -> PathBuf {
+    data.join("builds").join(engine).join(sha)
+}
+
+/// The binary's file name in the cache.
+pub fn exe_name(engine: &str, build: &str) -> String {
+    if build == "spar" {
+        "spar".into()
+    } else {
+        engine.into()
+    }
+}
+
+/// The build of `engine` (built by `build` from git directory `source`) at commit `sha`:
+/// from the cache, or built now in a temporary checkout and cached.
+pub fn ensure(
+    data: &Path,
+    engine: &str,
+    build: &str,
+    source: &Path,
+    sha: &str,
+) -> Result<Built, String> {
+    let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = cache_of(data, engine, sha);
+    let exe = exe_name(engine, build);
+    if let Some(bench) = cached_bench(&dir) {
+        if dir.join(&exe).is_file() {
+            return Ok(Built {
+                binary: dir.join(&exe),
+                bench,
+            });
+        }
+    }
+    let short = &sha[..12.min(sha.len())];
+    let tmp = data.join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix(&format!("build-{engine}-"))
+        .tempdir_in(&tmp)
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let built = match build {
+        "spar" => {
+            let top = source.to_path_buf();
+            crate::engines::git_build::ensure_built(Some(sha), &[], &top, true)
+                .map_err(|e| format!("engine {engine} at {short}: the build failed: {e}"))?
+        }
+        _ => make(engine, source, sha, work.path())?,
+    };
+    let (bench_ok, out) = bounded(
+        Command::new(&built).arg("bench").current_dir(
+            built
+                .parent()
+                .map_or_else(|| work.path().to_path_buf(), Path::to_path_buf),
+        ),
+        &work.path().join("bench.log"),
+        BENCH_LIMIT,
+    )?;
+    let bench = bench_of(&out).filter(|_| bench_ok).ok_or_else(|| {
+        format!(
+            "engine {engine} at {short}: `{exe} bench` printed no `N nodes` line{}:\n{}",
+            if bench_ok { "" } else { " (it failed)" },
+            tail(&out)
+        )
+    })?;
+    // Install: the binary and its bench into a staging directory, renamed into place.
+    let parent = dir.parent().expect("the cache has a parent");
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".{sha}-"))
+        .tempdir_in(parent)
+        .map_err(|e| format!("{}: {e}", parent.display()))?;
+    std::fs::copy(&built, stage.path().join(&exe))
+        .map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
+    std::fs::write(stage.path().join("bench"), format!("{bench}\n"))
+        .map_err(|e| format!("{}: {e}", stage.path().display()))?;
+    let _ = std::fs::remove_dir_all(&dir); // a half-made one (no bench file)
+    let stage = stage.keep();
+    std::fs::rename(&stage, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    eprintln!("spar serve: engine {engine} built at {short}: bench {bench}");
+    Ok(Built {
+        binary: dir.join(&exe),
+        bench,
+    })
+}
+
+/// The bench a cached build printed.
+pub fn cached_bench(dir: &Path) -> Option<u64> {
+    std::fs::read_to_string(dir.join("bench"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `git clone --shared` of the commit into `work/src`, then `make -j EXE=ENGINE` there;
+/// the binary made.
+fn make(engine: &str, source: &Path, sha: &str, work: &Path) -> Result<PathBuf, String> {
+    let src = work.join("src");
+    let short = &sha[..12.min(sha.len())];
+    let out = Command::new("git")
+        .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
+        .arg(source)
+        .arg(&src)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "engine {engine}: cannot clone {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    git(&src, &["checkout", "--quiet", "--detach", sha])
+        .map_err(|e| format!("engine {engine}: cannot check out {short}: {e}"))?;
+    let (ok, out) = bounded(
+        Command::new("make")
+            .arg("-j")
+            .arg(format!("EXE={engine}"))
+            .current_dir(&src),
+        &work.join("make.log"),
+        BUILD_LIMIT,
+    )?;
+    let binary = src.join(engine);
+    if !ok || !binary.is_file() {
+        return Err(format!(
+            "engine {engine} at {short}: the build failed ({}); the last lines of its output:\n{}",
+            if ok {
+                format!("make made no ./{engine}")
+            } else {
+                format!("make -j EXE={engine}")
+            },
+            tail(&out)
+        ));
+    }
+    Ok(binary)
+}
+
+/// Runs `cmd` with its output (stdout and stderr) in the file `log`, killed after `limit`;
+/// whether it exited 0, and the output.
+fn bounded(cmd: &mut Command, log: &Path, limit: Duration) -> Result<(bool, String), String> {
+    let file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = file
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let until = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(s);
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut text = String::new();
+    if let Ok(f) = std::fs::File::open(log) {
+        let _ = f.take(4 << 20).read_to_string(&mut text);
+    }
+    if status.is_none() {
+        text.push_str(&format!("\n(killed after {} s)", limit.as_secs()));
+    }
+    Ok((status.is_some_and(|s| s.success()), text))
+}
+
+/// The last lines of some output.
+fn tail(out: &str) -> String {
+    let lines: Vec<&str> = out.lines().collect();
+    lines[lines.len().saturating_sub(TAIL)..].join("\n")
+}
+
+/// The bench signature in a bench's output: the number before `nodes` on the last line
+/// that has one (OpenBench reads `N nodes M nps`).
+pub fn bench_of(out: &str) -> Option<u64> {
+    out.lines().rev().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        words
+            .windows(2)
+            .rev()
+            .find(|w| w[1].trim_end_matches([',', ':']) == "nodes")
+            .and_then(|w| w[0].parse().ok())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_revisions_are_checked_before_git_sees_them() {
+        assert!(check_name("stash-36.1_x").is_ok());
+        for bad in ["", "-x", ".x", "a b", "a/b", "a;b", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_rev("main").is_ok() && check_rev("v1.0^").is_ok());
+        for bad in ["", "-h", "--upload-pack=x", "a b", "a\nb", "a\0"] {
+            assert!(check_rev(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_bench_is_the_last_node_count() {
+        assert_eq!(bench_of("info\n1234 nodes 99 nps\n"), Some(1234));
+        assert_eq!(
+            bench_of("Nodes searched\n5 nodes\n77 nodes 1 nps\nbye"),
+            Some(77)
+        );
+        assert_eq!(bench_of("Bench: 4001 nodes, 10 nps"), Some(4001));
+        assert_eq!(bench_of("no count"), None);
+    }
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        assert!(is_url("https://github.com/a/b"));
+        assert!(!is_url("/srv/repo") && !is_url("repo"));
+    }
+}

@@ -1,0 +1,183 @@
+//! The `engines` and `run_engines` tables: every query the server makes of them, each
+//! parameterised.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::runs::now;
+use super::Db;
+
+/// A registered engine.
+#[derive(Clone, Debug, Serialize)]
+pub struct Engine {
+    pub name: String,
+    /// As registered: an absolute path or a URL.
+    pub repo: String,
+    /// The git directory the server reads (the path, or its mirror of the URL).
+    pub source: String,
+    /// `make` or `spar`.
+    pub build: String,
+    pub created: i64,
+}
+
+/// A registered engine as one run names it: the revision resolved and the build's bench.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunEngine {
+    /// Which `--engine` of the words, from 0.
+    pub position: i64,
+    /// Its `name=` (or `engine N`).
+    pub variant: String,
+    pub engine: String,
+    pub rev: String,
+    pub sha: String,
+    pub bench: u64,
+    pub binary: String,
+    /// That `--engine`'s words as given.
+    pub words: Vec<String>,
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+fn db_err(e: rusqlite::Error) -> String {
+    format!("database: {e}")
+}
+
+fn engine_from(r: &Row) -> rusqlite::Result<Engine> {
+    Ok(Engine {
+        name: r.get(0)?,
+        repo: r.get(1)?,
+        source: r.get(2)?,
+        build: r.get(3)?,
+        created: r.get(4)?,
+    })
+}
+
+impl Db {
+    /// Stores a new engine; `Ok(false)` when the name is taken.
+    pub fn insert_engine(&self, name: &str, repo: &str, source: &str, build: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO engines (name, repo, source, build, created) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![name, repo, source, build, now()],
+            )
+            .map_err(db_err)?;
+        Ok(n == 1)
+    }
+
+    /// The engine `name`.
+    pub fn engine(&self, name: &str) -> Result<Option<Engine>> {
+        self.conn
+            .query_row(
+                "SELECT name, repo, source, build, created FROM engines WHERE name = ?1",
+                params![name],
+                engine_from,
+            )
+            .optional()
+            .map_err(db_err)
+    }
+
+    /// Every engine, by name.
+    pub fn engines(&self) -> Result<Vec<Engine>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT name, repo, source, build, created FROM engines ORDER BY name")
+            .map_err(db_err)?;
+        let rows = st.query_map([], engine_from).map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+
+    /// Stores the registered engines run `run_id` names.
+    pub fn insert_run_engines(&self, run_id: i64, rows: &[RunEngine]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
+        for e in rows {
+            let words = serde_json::to_string(&e.words).map_err(|e| e.to_string())?;
+            tx.execute(
+                "INSERT INTO run_engines (run_id, position, variant, engine, rev, sha, bench, \
+                 binary, words) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    run_id,
+                    e.position,
+                    e.variant,
+                    e.engine,
+                    e.rev,
+                    e.sha,
+                    e.bench as i64,
+                    e.binary,
+                    words
+                ],
+            )
+            .map_err(db_err)?;
+        }
+        tx.commit().map_err(db_err)
+    }
+
+    /// The registered engines run `run_id` names, in the order of its words.
+    pub fn run_engines(&self, run_id: i64) -> Result<Vec<RunEngine>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT position, variant, engine, rev, sha, bench, binary, words \
+                 FROM run_engines WHERE run_id = ?1 ORDER BY position",
+            )
+            .map_err(db_err)?;
+        let rows = st
+            .query_map(params![run_id], |r| {
+                let words: String = r.get(7)?;
+                Ok(RunEngine {
+                    position: r.get(0)?,
+                    variant: r.get(1)?,
+                    engine: r.get(2)?,
+                    rev: r.get(3)?,
+                    sha: r.get(4)?,
+                    bench: r.get::<_, i64>(5)? as u64,
+                    binary: r.get(6)?,
+                    words: serde_json::from_str(&words).unwrap_or_default(),
+                })
+            })
+            .map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_and_the_engines_of_a_run_are_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("spar.db")).unwrap();
+        assert!(db.insert_engine("e", "/r", "/r", "make").unwrap());
+        assert!(!db.insert_engine("e", "/s", "/s", "make").unwrap());
+        assert_eq!(db.engine("e").unwrap().unwrap().repo, "/r");
+        assert!(db.engine("f").unwrap().is_none());
+        assert_eq!(db.engines().unwrap().len(), 1);
+        let words = vec!["--games".to_string(), "2".into()];
+        let new = super::super::runs::NewRun {
+            kind: "match",
+            words: &words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+        };
+        let id = db.insert(&new, |id| format!("/d/{id}")).unwrap().id;
+        let row = RunEngine {
+            position: 1,
+            variant: "base".into(),
+            engine: "e".into(),
+            rev: "main".into(),
+            sha: "a".repeat(40),
+            bench: 123,
+            binary: "/b".into(),
+            words: vec!["name=base".into()],
+        };
+        db.insert_run_engines(id, std::slice::from_ref(&row))
+            .unwrap();
+        let got = db.run_engines(id).unwrap();
+        assert_eq!((got[0].bench, got[0].words.clone()), (123, row.words));
+        assert!(db.run_engines(id + 1).unwrap().is_empty());
+    }
+}

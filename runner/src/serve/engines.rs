@@ -1,0 +1,381 @@
+//! Registered engines: registration (a name, a git repository, how it is built), the
+//! engine words that name one in a run (`engine=NAME rev=REV bench=N`, replaced by the
+//! build's `cmd=` before the run is checked and stored), and the diff between a run's base
+//! and dev commits for its page. The builds themselves are [`super::builds`]'.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::builds::{self, check_name, is_url};
+use super::db::engines::{Engine, RunEngine};
+use super::state::AppState;
+
+/// Why an engine action was refused: as the actions' `Refusal` (which takes it as it is:
+/// 400, 404, 409, 500).
+#[derive(Debug)]
+pub enum Refused {
+    Bad(String),
+    NotFound(String),
+    Conflict(String),
+    Internal(String),
+}
+
+impl From<String> for Refused {
+    fn from(e: String) -> Self {
+        Refused::Internal(e)
+    }
+}
+
+/// A new engine, as the API and the form take it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Register {
+    pub name: String,
+    /// A path of a git repository the server can read, or a URL.
+    pub repo: String,
+    /// `make` (default) or `spar`.
+    pub build: Option<String>,
+}
+
+/// Registers an engine; nothing is stored when it is refused.
+pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
+    let name = r.name.trim();
+    check_name(name).map_err(Refused::Bad)?;
+    let build = r.build.as_deref().map(str::trim).filter(|b| !b.is_empty());
+    let build = build.unwrap_or("make");
+    if !builds::BUILDS_KINDS.contains(&build) {
+        return Err(Refused::Bad(format!(
+            "build '{build}': one of {}",
+            builds::BUILDS_KINDS.join(", ")
+        )));
+    }
+    let repo = r.repo.trim();
+    if repo.is_empty()
+        || repo.starts_with('-')
+        || repo.len() > 1000
+        || repo.chars().any(char::is_control)
+    {
+        return Err(Refused::Bad(format!(
+            "repository '{repo}': a path of a git repository or a URL"
+        )));
+    }
+    if st.db.lock().expect("db lock").engine(name)?.is_some() {
+        return Err(Refused::Conflict(format!(
+            "engine {name} is registered already"
+        )));
+    }
+    let (shown, source) = if is_url(repo) {
+        if build == "spar" {
+            return Err(Refused::Bad(
+                "build spar needs the repository as a path (the git= builder builds in a \
+                 checkout of it)"
+                    .into(),
+            ));
+        }
+        // A mirror the server reads and fetches (the URL is an argument, never a shell word).
+        let mirror = st.data_dir.join("repos").join(format!("{name}.git"));
+        if !mirror.exists() {
+            let parent = mirror.parent().expect("repos/");
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            let out = std::process::Command::new("git")
+                .args(["clone", "--quiet", "--mirror", "--", repo])
+                .arg(&mirror)
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run git: {e}"))?;
+            if !out.status.success() {
+                let _ = std::fs::remove_dir_all(&mirror);
+                return Err(Refused::Bad(format!(
+                    "repository {repo}: cannot clone it: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+        }
+        (repo.to_string(), mirror)
+    } else {
+        let path = Path::new(&st.cwd).join(repo);
+        let path = std::fs::canonicalize(&path)
+            .map_err(|e| Refused::Bad(format!("repository {repo}: {e}")))?;
+        builds::git(&path, &["rev-parse", "--git-dir"]).map_err(|e| {
+            Refused::Bad(format!(
+                "repository {repo}: not a git repository the server can read ({})",
+                e.lines().next().unwrap_or("git failed")
+            ))
+        })?;
+        let p = path.to_string_lossy().into_owned();
+        (p, path)
+    };
+    let source = source.to_string_lossy().into_owned();
+    let db = st.db.lock().expect("db lock");
+    if !db.insert_engine(name, &shown, &source, build)? {
+        return Err(Refused::Conflict(format!(
+            "engine {name} is registered already"
+        )));
+    }
+    Ok(db.engine(name)?.expect("the engine was stored"))
+}
+
+/// The engine `name`.
+pub fn get(st: &AppState, name: &str) -> Result<Engine, Refused> {
+    st.db
+        .lock()
+        .expect("db lock")
+        .engine(name)?
+        .ok_or_else(|| Refused::NotFound(format!("no engine '{name}' is registered")))
+}
+
+/// The words that name a registered engine in an `--engine`'s words.
+pub const KEYS: &[&str] = &["engine", "rev", "bench"];
+
+/// The spans of the engine groups of some words: for each `--engine`, the range of its
+/// values (up to the next word that starts with `--`). `--each` groups come back apart.
+fn groups(words: &[String]) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
+    let (mut engines, mut each) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let flag = w.split('=').next().unwrap_or(w);
+        if flag == "--engine" || flag == "--each" {
+            // `--engine=name=dev`: the first value is in the flag's word.
+            let start = if w.contains('=') { i } else { i + 1 };
+            let mut end = i + 1;
+            while end < words.len() && !words[end].starts_with("--") {
+                end += 1;
+            }
+            if flag == "--engine" {
+                engines.push(start..end);
+            } else {
+                each.push(start..end);
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    (engines, each)
+}
+
+fn key_value(word: &str) -> Option<(&str, &str)> {
+    let word = word
+        .strip_prefix("--engine=")
+        .or_else(|| word.strip_prefix("--each="))
+        .unwrap_or(word);
+    word.split_once('=')
+}
+
+/// The words with every registered engine replaced by its build (`cmd=BINARY`, and
+/// `args=uci` for a spar build), each revision resolved and built (or found in the cache)
+/// and its bench checked against `bench=`; the rows the run keeps. Refused: an unknown
+/// engine or revision, a bad revision name, a failed build (its last lines), a bench that
+/// differs (both numbers), `engine=` words beside `cmd=`/`git=` or in `--each`.
+pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEngine>), Refused> {
+    let (engines, each) = groups(words);
+    for g in &each {
+        for w in &words[g.clone()] {
+            if let Some((k, _)) = key_value(w) {
+                if KEYS.contains(&k) {
+                    return Err(Refused::Bad(format!(
+                        "--each {w}: a registered engine is named in each --engine \
+                         (engine=NAME rev=REV bench=N)"
+                    )));
+                }
+            }
+        }
+    }
+    let mut out = words.to_vec();
+    let mut rows = Vec::new();
+    // Replace from the last group so the earlier spans stay valid.
+    for (position, g) in engines.iter().enumerate().rev() {
+        let group = &words[g.clone()];
+        let get = |key: &str| {
+            group
+                .iter()
+                .filter_map(|w| key_value(w))
+                .filter(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_string())
+                .next_back()
+        };
+        let (engine, rev, bench) = (get("engine"), get("rev"), get("bench"));
+        let Some(engine) = engine else {
+            if rev.is_some() || bench.is_some() {
+                return Err(Refused::Bad(format!(
+                    "--engine {}: rev= and bench= belong to a registered engine: add \
+                     engine=NAME",
+                    group.join(" ")
+                )));
+            }
+            continue;
+        };
+        for other in ["cmd", "git", "features", "args", "dir"] {
+            if get(other).is_some() {
+                return Err(Refused::Bad(format!(
+                    "--engine {}: engine={engine} is built by the server: leave {other}= out",
+                    group.join(" ")
+                )));
+            }
+        }
+        let e = get_engine_for_run(st, &engine)?;
+        let rev = rev.ok_or_else(|| {
+            Refused::Bad(format!(
+                "--engine {}: engine={engine} needs rev= (a branch, tag or sha)",
+                group.join(" ")
+            ))
+        })?;
+        let expected = match &bench {
+            Some(b) => Some(b.parse::<u64>().map_err(|_| {
+                Refused::Bad(format!("bench={b}: the bench's node count, a whole number"))
+            })?),
+            None => None,
+        };
+        let source = PathBuf::from(&e.source);
+        let sha = builds::resolve(&engine, &source, &rev, is_url(&e.repo)).map_err(Refused::Bad)?;
+        let built =
+            builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha).map_err(Refused::Bad)?;
+        if let Some(x) = expected {
+            if x != built.bench {
+                return Err(Refused::Bad(format!(
+                    "engine {engine} at {rev} ({}): its bench is {}, not bench={x} as given \
+                     (wrong revision or bench?)",
+                    &sha[..12],
+                    built.bench
+                )));
+            }
+        }
+        let variant = group
+            .iter()
+            .filter_map(|w| key_value(w))
+            .filter(|(k, _)| *k == "name")
+            .map(|(_, v)| v.to_string())
+            .next_back()
+            .unwrap_or_else(|| format!("engine {}", position + 1));
+        let binary = built.binary.to_string_lossy().into_owned();
+        let inline = words[g.start].starts_with("--engine=");
+        let mut replaced: Vec<String> = Vec::new();
+        if inline {
+            replaced.push("--engine".into());
+        }
+        replaced.extend(
+            group
+                .iter()
+                .map(|w| w.strip_prefix("--engine=").unwrap_or(w))
+                .filter(|w| !key_value(w).is_some_and(|(k, _)| KEYS.contains(&k)))
+                .map(String::from),
+        );
+        replaced.push(format!("cmd={binary}"));
+        if e.build == "spar" {
+            replaced.push("args=uci".into());
+        }
+        out.splice(g.clone(), replaced);
+        rows.push(RunEngine {
+            position: position as i64,
+            variant,
+            engine,
+            rev,
+            sha,
+            bench: built.bench,
+            binary,
+            words: group.to_vec(),
+        });
+    }
+    rows.reverse();
+    Ok((out, rows))
+}
+
+fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refused> {
+    match get(st, name) {
+        Ok(e) => Ok(e),
+        Err(Refused::NotFound(_)) => Err(Refused::Bad(format!(
+            "engine={name}: no engine '{name}' is registered (register it on /engines)"
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The most bytes of a diff, and commits of a log, a run page shows.
+const MAX_DIFF: usize = 200_000;
+const MAX_COMMITS: usize = 200;
+
+/// What a run's page shows of its registered engines' commits.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Diff {
+    pub stat: String,
+    pub diff: String,
+    /// The diff was longer and is cut at [`MAX_DIFF`] bytes.
+    pub truncated: bool,
+    /// `git log --oneline base..dev`, at most [`MAX_COMMITS`].
+    pub log: String,
+    /// Why there is no diff (different engines, git failed).
+    pub none: Option<String>,
+}
+
+/// The diff base..dev of a run whose first two registered engines are dev and base.
+pub fn diff(st: &AppState, rows: &[RunEngine]) -> Option<Diff> {
+    let (dev, base) = (rows.first()?, rows.get(1)?);
+    if dev.engine != base.engine {
+        return Some(Diff {
+            none: Some(format!(
+                "dev is engine {} and base engine {}: no diff between two repositories",
+                dev.engine, base.engine
+            )),
+            ..Diff::default()
+        });
+    }
+    let e = get(st, &dev.engine).ok()?;
+    let src = Path::new(&e.source);
+    let range = format!("{}..{}", base.sha, dev.sha);
+    let run = || -> Result<Diff, String> {
+        let stat = builds::git(src, &["diff", "--stat", &base.sha, &dev.sha, "--"])?;
+        let mut diff = builds::git(src, &["diff", &base.sha, &dev.sha, "--"])?;
+        let truncated = diff.len() > MAX_DIFF;
+        if truncated {
+            let mut cut = MAX_DIFF;
+            while !diff.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            diff.truncate(cut);
+        }
+        let log = builds::git(
+            src,
+            &[
+                "log",
+                "--oneline",
+                "--no-decorate",
+                &format!("--max-count={MAX_COMMITS}"),
+                &range,
+                "--",
+            ],
+        )?;
+        Ok(Diff {
+            stat,
+            diff,
+            truncated,
+            log,
+            none: None,
+        })
+    };
+    Some(run().unwrap_or_else(|e| Diff {
+        none: Some(format!("git diff {range} failed: {e}")),
+        ..Diff::default()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn engine_groups_end_at_the_next_flag() {
+        let words =
+            w("--engine name=dev engine=x rev=a --engine=name=base --each nodes=5 --games 2");
+        let (engines, each) = groups(&words);
+        assert_eq!(engines, vec![1..4, 4..5]);
+        assert_eq!(each, vec![6..7]);
+        assert_eq!(key_value("--engine=name=base"), Some(("name", "base")));
+    }
+}

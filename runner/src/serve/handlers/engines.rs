@@ -1,0 +1,137 @@
+//! Registered engines: the JSON API (`GET/POST /api/engines`, `GET /api/engines/{name}`),
+//! the engines page and its registration form.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::{Form, Json};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{blocking, ApiError};
+use crate::serve::actions::Refusal;
+use crate::serve::builds;
+use crate::serve::db::engines::Engine;
+use crate::serve::engines::{self, Register};
+use crate::serve::pages::engines::{self as page, EngineForm};
+use crate::serve::state::Shared;
+
+/// The cached builds of an engine: (sha, bench), by sha.
+pub fn builds_of(st: &Shared, name: &str) -> Vec<(String, u64)> {
+    let dir = st.data_dir.join("builds").join(name);
+    let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let sha = e.file_name().into_string().ok()?;
+            let bench = builds::cached_bench(&e.path())?;
+            (!sha.starts_with('.')).then_some((sha, bench))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn engine_json(st: &Shared, e: &Engine) -> Value {
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    v["builds"] = builds_of(st, &e.name)
+        .into_iter()
+        .map(|(sha, bench)| json!({"sha": sha, "bench": bench}))
+        .collect();
+    v
+}
+
+/// `GET /api/engines`.
+pub async fn list(State(st): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let all = st
+        .db
+        .lock()
+        .expect("db lock")
+        .engines()
+        .map_err(Refusal::Internal)?;
+    let list: Vec<Value> = all.iter().map(|e| engine_json(&st, e)).collect();
+    Ok(Json(json!({ "engines": list })))
+}
+
+/// `GET /api/engines/{name}`.
+pub async fn get(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let e = engines::get(&st, &name).map_err(Refusal::from)?;
+    Ok(Json(engine_json(&st, &e)))
+}
+
+/// `POST /api/engines` with `{name, repo, build?}`: 201 and the engine.
+pub async fn register(
+    State(st): State<Shared>,
+    Json(r): Json<Register>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let e = blocking(&st, move |st| {
+        engines::register(st, &r).map_err(Refusal::from)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(engine_json(&st, &e))))
+}
+
+fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
+    match st.db.lock().expect("db lock").engines() {
+        Ok(all) => {
+            let rows: Vec<(Engine, Vec<(String, u64)>)> = all
+                .into_iter()
+                .map(|e| {
+                    let b = builds_of(st, &e.name);
+                    (e, b)
+                })
+                .collect();
+            (code, Html(page::page(&rows, form))).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
+}
+
+/// `GET /engines`: the registered engines, their builds, the registration form.
+pub async fn index(State(st): State<Shared>) -> Response {
+    let form = EngineForm {
+        build: "make".into(),
+        ..EngineForm::default()
+    };
+    page_with(&st, &form, StatusCode::OK)
+}
+
+/// The registration form's fields.
+#[derive(Deserialize)]
+pub struct RegisterForm {
+    pub name: String,
+    pub repo: String,
+    #[serde(default)]
+    pub build: String,
+}
+
+/// `POST /engines`: registers, then back to the engines page (a refusal: the form again
+/// with the message and a 4xx).
+pub async fn submit(State(st): State<Shared>, Form(f): Form<RegisterForm>) -> Response {
+    let r = Register {
+        name: f.name.clone(),
+        repo: f.repo.clone(),
+        build: Some(f.build.clone()),
+    };
+    match blocking(&st, move |st| {
+        engines::register(st, &r).map_err(Refusal::from)
+    })
+    .await
+    {
+        Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
+        Err(r) => {
+            let form = EngineForm {
+                name: f.name,
+                repo: f.repo,
+                build: f.build,
+                error: Some(r.message().to_string()),
+            };
+            let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            page_with(&st, &form, code)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The engines page (the registered engines, their cached builds, the registration form)
+//! and the part of a run's page about its registered engines: the dev and base commits,
+//! their benches, the commit list and the diff base..dev.
+
+use super::html::{esc, layout, time};
+use crate::serve::db::engines::{Engine, RunEngine};
+use crate::serve::engines::Diff;
+
+/// What the registration form had, to show again with its error.
+#[derive(Default)]
+pub struct EngineForm {
+    pub name: String,
+    pub repo: String,
+    pub build: String,
+    pub error: Option<String>,
+}
+
+/// The engines page: each engine with its builds (sha, bench), and the form.
+pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> String {
+    let mut b = String::from(
+        "<p>A run names a registered engine in its engine words: \
+         <code>--engine name=dev engine=NAME rev=BRANCH bench=N</code>; the server builds the \
+         revision (cached by commit) and refuses a bench that differs.</p>",
+    );
+    if engines.is_empty() {
+        b.push_str("<p>No engine is registered.</p>");
+    } else {
+        b.push_str(
+            "<table id=\"engines\"><tr><th>name</th><th>repository</th><th>build</th>\
+             <th>registered</th><th>builds (sha: bench)</th></tr>",
+        );
+        for (e, builds) in engines {
+            let list: Vec<String> = builds
+                .iter()
+                .map(|(sha, bench)| {
+                    format!("<code>{}</code>: {bench}", esc(&sha[..12.min(sha.len())]))
+                })
+                .collect();
+            b.push_str(&format!(
+                "<tr id=\"engine-{n}\"><td>{n}</td><td><code>{repo}</code></td><td>{build}</td>\
+                 <td>{created} UTC</td><td>{list}</td></tr>",
+                n = esc(&e.name),
+                repo = esc(&e.repo),
+                build = esc(&e.build),
+                created = time(Some(e.created)),
+                list = if list.is_empty() {
+                    "–".into()
+                } else {
+                    list.join("<br>")
+                },
+            ));
+        }
+        b.push_str("</table>");
+    }
+    let error = form.error.as_ref().map_or(String::new(), |e| {
+        format!("<p class=\"err\" id=\"error\">{}</p>", esc(e))
+    });
+    let option = |v: &str, text: &str| {
+        let sel = if form.build == v { " selected" } else { "" };
+        format!("<option value=\"{v}\"{sel}>{text}</option>")
+    };
+    b.push_str(&format!(
+        "<h2 id=\"register\">Register an engine</h2>{error}\
+         <form method=\"post\" action=\"/engines\">\
+         <p><label>name <input name=\"name\" value=\"{name}\" size=\"20\"></label></p>\
+         <p><label>git repository (a path on the server, or a URL) \
+         <input name=\"repo\" value=\"{repo}\" size=\"60\"></label></p>\
+         <p><label>build <select name=\"build\">{make}{spar}</select></label></p>\
+         <p><button type=\"submit\">Register</button></p></form>",
+        name = esc(&form.name),
+        repo = esc(&form.repo),
+        make = option("make", "make -j EXE=NAME, then ./NAME bench (OpenBench)"),
+        spar = option("spar", "spar (the git= builder, then spar bench)"),
+    ));
+    layout("Engines", &b, "")
+}
+
+/// The run page's section on its registered engines.
+pub fn run_section(rows: &[RunEngine], diff: Option<&Diff>) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut b = String::from(
+        "<h2>Engines</h2><table id=\"engines\"><tr><th>engine</th><th>registered</th>\
+         <th>revision</th><th>commit</th><th>bench</th></tr>",
+    );
+    for r in rows {
+        b.push_str(&format!(
+            "<tr><td>{variant}</td><td>{engine}</td><td>{rev}</td>\
+             <td><code class=\"sha\">{sha}</code></td><td class=\"bench\">{bench}</td></tr>",
+            variant = esc(&r.variant),
+            engine = esc(&r.engine),
+            rev = esc(&r.rev),
+            sha = esc(&r.sha),
+            bench = r.bench,
+        ));
+    }
+    b.push_str("</table>");
+    let Some(d) = diff else {
+        return b;
+    };
+    if let Some(why) = &d.none {
+        b.push_str(&format!("<p>{}</p>", esc(why)));
+        return b;
+    }
+    let (dev, base) = (&rows[0], &rows[1]);
+    b.push_str(&format!(
+        "<h2>Commits</h2><p><code>git log --oneline {base}..{dev}</code> ({dv} over \
+         {bv}):</p><pre id=\"log\">{log}</pre>\
+         <h2>Diff</h2><p><code>git diff {base}..{dev}</code>:</p><pre id=\"diffstat\">{stat}</pre>\
+         <pre id=\"diff\">{diff}</pre>{cut}",
+        base = esc(&base.sha[..12.min(base.sha.len())]),
+        dev = esc(&dev.sha[..12.min(dev.sha.len())]),
+        dv = esc(&dev.variant),
+        bv = esc(&base.variant),
+        log = if d.log.trim().is_empty() {
+            "(no commit)".to_string()
+        } else {
+            esc(&d.log)
+        },
+        stat = esc(&d.stat),
+        diff = esc(&d.diff),
+        cut = if d.truncated {
+            "<p class=\"err\">The diff is longer: cut here.</p>"
+        } else {
+            ""
+        },
+    ));
+    b
+}

@@ -1,0 +1,190 @@
+//! What the tests of `spar serve`'s second phase share: a server on a free port, its HTTP
+//! requests, and a tiny git repository whose Makefile builds a script "engine" (OpenBench's
+//! convention) that runs the spar under test as its UCI engine.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn spar() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_spar"))
+}
+
+/// A server on a free port, killed (-9) when dropped.
+pub struct Server {
+    pub child: Child,
+    pub addr: String,
+    pub log: PathBuf,
+}
+
+impl Server {
+    pub fn start(data: &Path, log: &Path) -> Server {
+        let err = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        let mut child = spar()
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--cores",
+                "2",
+                "--data-dir",
+            ])
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .expect("spawn spar serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("no URL in {line:?}: {}", read(log)))
+            .to_string();
+        Server {
+            child,
+            addr,
+            log: log.to_path_buf(),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// One request: the status and the body.
+    pub fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        let body = body.unwrap_or("");
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        (code, body.to_string())
+    }
+
+    pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let (code, text) = self.http(method, path, body.map(|b| b.to_string()).as_deref());
+        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub fn run(&self, id: i64) -> Value {
+        let (code, v) = self.json("GET", &format!("/api/runs/{id}"), None);
+        assert_eq!(code, 200, "{v}");
+        v
+    }
+
+    /// Waits until run `id` satisfies `pred` (panics after two minutes).
+    pub fn wait(&self, id: i64, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let v = self.run(id);
+            if pred(&v) {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(180),
+                "run {id}: waited too long for {what}: {v}\n{}",
+                read(&self.log)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// The state of a run as the API answers it.
+pub fn state(v: &Value) -> &str {
+    v["state"].as_str().unwrap_or("")
+}
+
+/// Runs git in `dir` (panics on failure).
+pub fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A tiny engine repository in `dir`: its Makefile copies `engine.sh` to `$(EXE)` and
+/// appends a line to `builds` (outside the repository: a count of builds); the script
+/// answers `bench` with `BENCH nodes 1000 nps` and otherwise execs the spar under test as
+/// its UCI engine. Branch `base` has bench 1000; `main` (one commit more, "a faster
+/// search") has bench 2000; branch `broken` has a Makefile that fails.
+pub fn tiny_engine(dir: &Path, builds: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    let makefile = format!(
+        "EXE ?= tiny\n$(EXE): engine.sh\n\tcp engine.sh $(EXE)\n\tchmod +x $(EXE)\n\techo built >> {}\n",
+        builds.display()
+    );
+    let script = |bench: u64| {
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = bench ]; then echo \"{bench} nodes 1000 nps\"; exit 0; fi\nexec {} uci\n",
+            env!("CARGO_BIN_EXE_spar")
+        )
+    };
+    std::fs::write(dir.join("Makefile"), &makefile).unwrap();
+    std::fs::write(dir.join("engine.sh"), script(1000)).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "the first engine"]);
+    git(dir, &["branch", "base"]);
+    std::fs::write(dir.join("engine.sh"), script(2000)).unwrap();
+    std::fs::write(dir.join("search.c"), "/* a faster search <b>&</b> */\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "a faster search"]);
+    git(dir, &["checkout", "--quiet", "-b", "broken", "base"]);
+    std::fs::write(
+        dir.join("Makefile"),
+        "all:\n\t@echo 'search.c:1: error: deliberate failure'\n\t@false\n",
+    )
+    .unwrap();
+    git(dir, &["commit", "--quiet", "-am", "a broken build"]);
+    git(dir, &["checkout", "--quiet", "main"]);
+}
