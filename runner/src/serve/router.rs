@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::handlers::{api, files, forms, pages};
+use super::handlers::{api, files, forms, ops, pages};
 use super::state::Shared;
 
 /// The server's routes.
@@ -21,6 +21,8 @@ pub fn build(state: Shared) -> Router {
         .route("/runs/{id}/priority", post(forms::priority))
         .route("/runs/{id}/note", post(forms::note))
         .route("/runs/{id}/delete", post(forms::delete))
+        .route("/events", get(ops::events))
+        .route("/machines", get(ops::machines))
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
@@ -28,5 +30,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/runs/{id}/resume", post(api::resume))
         .route("/api/runs/{id}/priority", post(api::priority))
         .route("/api/runs/{id}/note", post(api::note))
+        .route("/api/events", get(ops::api_events))
+        .route("/api/machines", get(ops::api_machines))
         .with_state(state)
 }

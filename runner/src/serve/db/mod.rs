@@ -4,6 +4,7 @@
 //! `PRAGMA user_version`. A database newer than this binary, or one that is not a
 //! database, is refused with a message that says so.
 
+pub mod events;
 pub mod runs;
 
 use std::path::Path;
@@ -11,7 +12,12 @@ use std::path::Path;
 use rusqlite::Connection;
 
 /// The migrations, in order: migration `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_runs.sql")];
+/// (`0002_engines.sql` comes from the engines branch: when both are merged this list is
+/// 0001, 0002, 0003.)
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_runs.sql"),
+    include_str!("migrations/0003_events.sql"),
+];
 
 /// The schema version this binary writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

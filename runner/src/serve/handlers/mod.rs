@@ -4,6 +4,7 @@
 pub mod api;
 pub mod files;
 pub mod forms;
+pub mod ops;
 pub mod pages;
 
 use axum::http::StatusCode;

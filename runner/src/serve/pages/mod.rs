@@ -4,6 +4,7 @@
 
 pub mod html;
 pub mod index;
+pub mod ops;
 pub mod run;
 pub mod search;
 
