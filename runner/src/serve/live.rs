@@ -1,4 +1,5 @@
-//! A run's live numbers and status view, read from its files (the files are the truth):
+//! A run's live numbers and status view, read from its files (the files are the truth)
+//! — with the Slurm backend, a cluster run's from its run directory (its shards too):
 //! the job contract's status view of the run's own file (`jobs::owning`,
 //! `status_of_file`) and, for a match or SPRT, the snapshot's numbers.
 
@@ -7,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sprt::Decision;
 
-use super::words;
+use super::{slurm, words};
 use crate::jobs;
 
 /// What a run's files say now.
@@ -33,7 +34,7 @@ pub struct Live {
     /// `spar status`'s lines for the run's file.
     pub lines: Vec<String>,
     /// A cluster run's shards (the Slurm backend; empty otherwise).
-    pub shards: Vec<super::slurm::Shard>,
+    pub shards: Vec<slurm::Shard>,
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -54,7 +55,7 @@ pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> L
 
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`.
 pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
-    if let Some(out) = super::slurm::live(kind, dir) {
+    if let Some(out) = cluster(kind, dir) {
         return out;
     }
     let file = words::primary(kind, dir, words);
@@ -93,6 +94,42 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
     out
 }
 
+/// The live numbers of a cluster run from its run directory (`None`: the run in `dir` is
+/// no cluster run, or its directory cannot be read: the caller reads the local files).
+fn cluster(kind: &str, dir: &Path) -> Option<Live> {
+    if !slurm::is_cluster_run(dir) {
+        return None;
+    }
+    let rd = slurm::run_dir(dir);
+    let (m, job) = jobs::read(&rd).ok()?;
+    let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
+    let mut out = Live::default();
+    out.lines = if kind == "tune" {
+        job.status(&rd, &m).map(|v| v.lines()).unwrap_or_default()
+    } else {
+        snap.lines()
+    };
+    out.shards = snap
+        .shards
+        .iter()
+        .map(|s| slurm::Shard {
+            index: s.index,
+            done: s.done,
+            share: s.share,
+            state: s.state.clone(),
+            age: s.age,
+            stalled: s.stalled,
+            failed: s.failed.clone(),
+        })
+        .collect();
+    match kind {
+        "match" | "sprt" => numbers(&snap, &mut out),
+        "datagen" => out.games = snap.games_done,
+        _ => {}
+    }
+    Some(out)
+}
+
 /// A match's or SPRT's numbers from a snapshot of its files.
 pub fn numbers(snap: &crate::cluster::status::Snapshot, out: &mut Live) {
     let tally = snap.tally();
@@ -122,8 +159,8 @@ pub fn numbers(snap: &crate::cluster::status::Snapshot, out: &mut Live) {
 
 /// The HTML page `spar status FILE --html` writes for the run's file, if its kind shows one.
 pub fn page(kind: &str, words: &[String], dir: &Path) -> Option<String> {
-    if super::slurm::is_cluster_run(dir) {
-        let rd = super::slurm::run_dir(dir);
+    if slurm::is_cluster_run(dir) {
+        let rd = slurm::run_dir(dir);
         let (m, job) = jobs::read(&rd).ok()?;
         return job.status(&rd, &m).ok().map(|v| v.page());
     }

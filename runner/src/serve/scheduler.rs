@@ -195,7 +195,10 @@ impl Scheduler {
             Some(_) => wants.len(),
             None => self.cores,
         };
-        let shares: HashMap<i64, usize> = share(slots, &wants).into_iter().collect();
+        let shares: HashMap<i64, usize> = share(slots, &wants)
+            .into_iter()
+            .map(|(id, c)| (id, if self.slurm.is_some() { 1 } else { c }))
+            .collect();
         let mut events = Vec::new();
         let mut children = self.children.lock().expect("children lock");
         // Stop what should not play, or plays with other cores.
@@ -239,7 +242,9 @@ impl Scheduler {
             let Some(&cores) = shares.get(&run.id) else {
                 continue;
             };
-            if children.contains_key(&run.id) || used + cores > slots {
+            // With Slurm the cluster queues the tasks: no local cores to wait for.
+            let full = self.slurm.is_none() && used + cores > slots;
+            if children.contains_key(&run.id) || full {
                 continue;
             }
             let games0 = super::live::live(&run.kind, &run.words, Path::new(&run.dir))
@@ -258,7 +263,10 @@ impl Scheduler {
                             games0,
                         },
                     );
-                    self.db.lock().expect("db lock").started(run.id)?;
+                    let db = self.db.lock().expect("db lock");
+                    db.started(run.id)?;
+                    db.clear_last_live(run.id)?;
+                    drop(db);
                     events.push((run.id, "start", format!("run {}: {how}", run.id)));
                 }
                 Err(e) => {

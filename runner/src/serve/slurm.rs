@@ -3,16 +3,14 @@
 //! C [--sbatch-arg=--partition=P] [--resume]` — whose coordinator is the server's child.
 //! The run directory of the cluster run (`DIR/run`: its manifest, shard records and
 //! `jobs.json`) is where its numbers and its shards are read from while it plays
-//! (`cluster::status::of_run`, the view of `spar status DIR/run`).
+//! (`live.rs`: `cluster::status::of_run`, the view of `spar status DIR/run`).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::live::Live;
 use super::settings::SlurmSettings;
 use super::words;
-use crate::jobs;
 
 /// The cluster run directory of the run whose files are in `dir`.
 pub fn run_dir(dir: &Path) -> PathBuf {
@@ -77,42 +75,6 @@ pub struct Shard {
     pub failed: Option<String>,
 }
 
-/// The live numbers of a cluster run from its run directory (`None`: the run in `dir` is
-/// no cluster run, or its directory cannot be read: the caller reads the local files).
-pub fn live(kind: &str, dir: &Path) -> Option<Live> {
-    if !is_cluster_run(dir) {
-        return None;
-    }
-    let rd = run_dir(dir);
-    let (m, job) = jobs::read(&rd).ok()?;
-    let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
-    let mut out = Live::default();
-    out.lines = if kind == "tune" {
-        job.status(&rd, &m).map(|v| v.lines()).unwrap_or_default()
-    } else {
-        snap.lines()
-    };
-    out.shards = snap
-        .shards
-        .iter()
-        .map(|s| Shard {
-            index: s.index,
-            done: s.done,
-            share: s.share,
-            state: s.state.clone(),
-            age: s.age,
-            stalled: s.stalled,
-            failed: s.failed.clone(),
-        })
-        .collect();
-    match kind {
-        "match" | "sprt" => super::live::numbers(&snap, &mut out),
-        "datagen" => out.games = snap.games_done,
-        _ => {}
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,9 +113,5 @@ mod tests {
         std::fs::create_dir_all(d.join("run")).unwrap();
         std::fs::write(d.join("run/manifest.json"), "{}").unwrap();
         assert_eq!(argv("match", &words, d, &s).last().unwrap(), "--resume");
-        assert!(
-            live("match", d).is_none(),
-            "a damaged manifest: the local files"
-        );
     }
 }

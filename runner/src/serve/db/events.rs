@@ -101,6 +101,14 @@ impl Db {
             .map_err(db_err)
     }
 
+    /// Forgets run `id`'s stored numbers (a child started: its files change again).
+    pub fn clear_last_live(&self, id: i64) -> Result<(), String> {
+        self.conn
+            .execute("UPDATE runs SET last_live = NULL WHERE id = ?1", [id])
+            .map(|_| ())
+            .map_err(db_err)
+    }
+
     /// The numbers stored for run `id` when it is not playing (not queued or running).
     pub fn last_live(&self, id: i64) -> Result<Option<String>, String> {
         self.conn
