@@ -381,3 +381,30 @@ fn a_run_on_a_slurm_server_plays_as_a_job_array_and_its_page_shows_the_shards() 
         "{starts:?}"
     );
 }
+
+#[test]
+fn the_slurm_backends_flags_need_slurm_and_sane_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let d = path_str(&data);
+    usage_errors(&[
+        (
+            vec!["serve", "--data-dir", d, "--shards", "3"],
+            "need --slurm",
+        ),
+        (
+            vec!["serve", "--data-dir", d, "--slurm", "--shards", "0"],
+            "at least 1",
+        ),
+        (
+            vec!["serve", "--data-dir", d, "--slurm", "--partition", "a;b"],
+            "not a partition name",
+        ),
+    ]);
+    let conf = tmp.path().join("serve.toml");
+    std::fs::write(&conf, "cpus-per-shard = 2\n").unwrap();
+    usage_errors(&[(
+        vec!["serve", "--data-dir", d, "--config", path_str(&conf)],
+        "need --slurm",
+    )]);
+}
