@@ -13,8 +13,9 @@
 #
 #   bench/serve.sh SPAR [SECS] [GAMES] [NODES]
 #
-# Defaults: 60 s of CPU, 200 games at nodes=2000, on --cores 2. The load average is printed
-# before and after each part: on a shared machine say what it was.
+# Defaults: 60 s of CPU, 200 games at nodes=2000, on --cores 2. PARTS="1 4" runs only those
+# parts (3 needs 2). The load average is printed before and after each part: on a shared
+# machine say what it was.
 set -euo pipefail
 spar=$(realpath "$1"); secs=${2:-60}; games=${3:-200}; nodes=${4:-2000}
 tmp=$(mktemp -d); server=""
@@ -32,7 +33,9 @@ start() { # start DATA: starts a server, sets $server and $url
   url=$(grep -o 'http://[^/]*' "$tmp/url.txt")
 }
 stop() { kill -INT "$server"; wait "$server" || true; server=""; }
+want() { [[ " ${PARTS:-1 2 3 4} " == *" $1 "* ]]; }
 
+if want 1; then
 echo "== 1. index and search with 10 000 finished runs"; load
 start "$tmp/big"; stop
 python3 - "$tmp/big/spar.db" <<'PY'
@@ -78,7 +81,9 @@ for path in ["/", "/search?kind=sprt&state=finished&q=rfp+60", "/search?q=try+99
     print(f"{path:45s} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  ({size} bytes)")
 PY
 stop; load
+fi
 
+if want 2; then
 echo "== 2. 200 clients polling run pages while a run plays"; load
 start "$tmp/poll"
 match_words="--engine name=a --engine name=b --each nodes=$nodes --games 100000 --seed 1"
@@ -126,13 +131,17 @@ print(f"requests {len(lat)}  errors {errors[0]}  p50 {lat[len(lat)//2]:.2f} ms  
 PY
 load
 
+if want 3; then
 echo "== 3. the server's own CPU while runs play ($secs s)"
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 c0=$(cpu); t0=$(date +%s.%N); sleep "$secs"; c1=$(cpu); t1=$(date +%s.%N)
 hz=$(getconf CLK_TCK)
 echo "server CPU: $(echo "($c1 - $c0) / $hz" | bc -l | cut -c1-6) s over $(echo "$t1 - $t0" | bc | cut -c1-6) s = $(echo "100 * ($c1 - $c0) / $hz / ($t1 - $t0)" | bc -l | cut -c1-5) % of one core (one run playing on 2 cores, no client)"
+fi
 stop; load
+fi
 
+if want 4; then
 echo "== 4. games/s: a run started by the server against the same run from the CLI"
 words="--engine name=a --engine name=b --each nodes=$nodes --games $games --seed 7"
 served() {
@@ -162,3 +171,4 @@ local_run() {
 }
 for round in 1 2; do load; local_run; load; served; done
 load
+fi

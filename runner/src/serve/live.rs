@@ -103,13 +103,12 @@ fn cluster(kind: &str, dir: &Path) -> Option<Live> {
     let rd = slurm::run_dir(dir);
     let (m, job) = jobs::read(&rd).ok()?;
     let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
-    let mut out = Live::default();
-    out.lines = if kind == "tune" {
+    let lines = if kind == "tune" {
         job.status(&rd, &m).map(|v| v.lines()).unwrap_or_default()
     } else {
         snap.lines()
     };
-    out.shards = snap
+    let shards = snap
         .shards
         .iter()
         .map(|s| slurm::Shard {
@@ -122,6 +121,11 @@ fn cluster(kind: &str, dir: &Path) -> Option<Live> {
             failed: s.failed.clone(),
         })
         .collect();
+    let mut out = Live {
+        lines,
+        shards,
+        ..Live::default()
+    };
     match kind {
         "match" | "sprt" => numbers(&snap, &mut out),
         "datagen" => out.games = snap.games_done,
