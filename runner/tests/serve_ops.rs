@@ -180,7 +180,7 @@ fn served(data: &Path, id: i64) -> (Vec<String>, String) {
     )
 }
 
-const LONG: &str = "--engine name=a --engine name=b --each nodes=400 --games 60 --seed 5";
+const LONG: &str = "--engine name=a --engine name=b --each nodes=400 --games 200 --seed 5";
 
 #[test]
 fn the_event_log_and_the_machines_page_follow_the_runs() {
@@ -273,7 +273,7 @@ fn the_event_log_and_the_machines_page_follow_the_runs() {
     let dir = data.join(format!("runs/{a}"));
     std::fs::rename(dir.join("results.csv"), dir.join("moved.csv")).unwrap();
     let v = server.run(a);
-    assert_eq!(games(&v), 60, "{v}");
+    assert_eq!(games(&v), 200, "{v}");
     std::fs::rename(dir.join("moved.csv"), dir.join("results.csv")).unwrap();
     assert_eq!(served(&data, a), cli("match", LONG, tmp.path()));
 }
