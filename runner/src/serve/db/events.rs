@@ -38,12 +38,25 @@ pub struct Event {
 /// What `/events` and `/api/events` filter by (the URL's query).
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct EventFilter {
-    /// Only this run's events.
+    /// Only this run's events (empty: any run, as the page's form sends it).
+    #[serde(default, deserialize_with = "empty_as_none")]
     pub run: Option<i64>,
     /// Only this kind.
     pub kind: Option<String>,
     /// At most this many, newest first (default 200, at most 10 000).
     pub limit: Option<i64>,
+}
+
+/// A number, or none for an empty or missing value.
+fn empty_as_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let text: Option<String> = Option::deserialize(d)?;
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => t
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("run '{t}': not a run number"))),
+    }
 }
 
 fn db_err(e: rusqlite::Error) -> String {
