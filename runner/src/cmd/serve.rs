@@ -22,7 +22,20 @@ pub struct ServeArgs {
     /// Cores shared among the runs [default: all].
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
-    /// A TOML file with the same keys (`bind`, `data-dir`, `cores`); flags win.
+    /// Play each run as a `--slurm` run (the Slurm backend; docs/serve.md).
+    #[arg(long)]
+    pub slurm: bool,
+    /// With --slurm: the partition of the runs' job arrays.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// With --slurm: the array tasks of each run [default: 4].
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u64>,
+    /// With --slurm: the CPUs of each array task [default: 1].
+    #[arg(long, value_name = "C")]
+    pub cpus_per_shard: Option<u64>,
+    /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
+    /// `shards`, `cpus-per-shard`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -37,6 +50,10 @@ pub fn run(args: ServeArgs) -> CliResult {
         bind: args.bind,
         data_dir: args.data_dir,
         cores: args.cores,
+        slurm: args.slurm.then_some(true),
+        partition: args.partition,
+        shards: args.shards,
+        cpus_per_shard: args.cpus_per_shard,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     crate::serve::run(settings, check_words)

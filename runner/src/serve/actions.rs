@@ -138,6 +138,12 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             .insert_run_engines(run.id, &engines)?;
     }
     std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
+    event(
+        st,
+        run.id,
+        "submit",
+        &format!("run {}: spar {} submitted", run.id, run.kind),
+    );
     st.sched.wake();
     Ok(run)
 }
@@ -160,6 +166,12 @@ pub fn stop(st: &AppState, id: i64) -> Result<Run, Refusal> {
         )));
     }
     st.db.lock().expect("db lock").set_state(id, "stopped")?;
+    event(
+        st,
+        id,
+        "stop",
+        &format!("run {id} stopped (it was {})", run.state),
+    );
     st.sched.wake();
     get(st, id)
 }
@@ -174,6 +186,15 @@ pub fn resume(st: &AppState, id: i64) -> Result<Run, Refusal> {
         )));
     }
     st.db.lock().expect("db lock").set_state(id, "queued")?;
+    event(
+        st,
+        id,
+        "resume",
+        &format!(
+            "run {id} queued again (it was {}): it resumes from its files",
+            run.state
+        ),
+    );
     st.sched.wake();
     get(st, id)
 }
@@ -183,6 +204,12 @@ pub fn priority(st: &AppState, id: i64, p: i64, t: i64) -> Result<Run, Refusal> 
     get(st, id)?;
     check_schedule(p, t)?;
     st.db.lock().expect("db lock").set_priority(id, p, t)?;
+    event(
+        st,
+        id,
+        "priority",
+        &format!("run {id}: priority {p}, throughput {t}"),
+    );
     st.sched.wake();
     get(st, id)
 }
@@ -227,6 +254,24 @@ pub fn delete(st: &AppState, id: i64) -> Result<Run, Refusal> {
             .map_err(|e| format!("cannot move {} to {shown}: {e}", run.dir))?;
     }
     eprintln!("spar serve: run {id} deleted: its files are in {shown}");
+    event(
+        st,
+        id,
+        "delete",
+        &format!("run {id} deleted: its files are in {shown}"),
+    );
     let db = st.db.lock().expect("db lock");
     Ok(db.get(id)?.expect("the run is still in the database"))
+}
+
+/// Records an event of run `id` (a failure to record it is only reported).
+fn event(st: &AppState, id: i64, kind: &str, message: &str) {
+    if let Err(e) = st
+        .db
+        .lock()
+        .expect("db lock")
+        .event(Some(id), kind, message)
+    {
+        eprintln!("spar serve: event log: {e}");
+    }
 }

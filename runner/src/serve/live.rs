@@ -1,17 +1,19 @@
-//! A run's live numbers and status view, read from its files (the files are the truth):
+//! A run's live numbers and status view, read from its files (the files are the truth)
+//! — with the Slurm backend, a cluster run's from its run directory (its shards too):
 //! the job contract's status view of the run's own file (`jobs::owning`,
 //! `status_of_file`) and, for a match or SPRT, the snapshot's numbers.
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sprt::Decision;
 
-use super::words;
+use super::{slurm, words};
 use crate::jobs;
 
 /// What a run's files say now.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Live {
     /// Games played.
     pub games: Option<u64>,
@@ -31,14 +33,31 @@ pub struct Live {
     pub iteration: Option<u64>,
     /// `spar status`'s lines for the run's file.
     pub lines: Vec<String>,
+    /// A cluster run's shards (the Slurm backend; empty otherwise).
+    pub shards: Vec<slurm::Shard>,
 }
 
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x + 0.0)
 }
 
+/// The numbers of `run`: for a run that plays, from its files; for one that does not,
+/// those its files gave when its child last ended (stored in its row), else its files.
+pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Live {
+    if !matches!(run.state.as_str(), "queued" | "running") {
+        let stored = db.lock().expect("db lock").last_live(run.id).ok().flatten();
+        if let Some(l) = stored.and_then(|t| serde_json::from_str(&t).ok()) {
+            return l;
+        }
+    }
+    live(&run.kind, &run.words, Path::new(&run.dir))
+}
+
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`.
 pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
+    if let Some(out) = cluster(kind, dir) {
+        return out;
+    }
     let file = words::primary(kind, dir, words);
     let mut out = Live::default();
     if !file.is_file() {
@@ -54,29 +73,7 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
     match kind {
         "match" | "sprt" => {
             if let Ok(snap) = crate::cluster::status::of_csv(&file) {
-                let tally = snap.tally();
-                let g = &tally.games;
-                out.games = Some(g.games());
-                (out.wins, out.losses, out.draws) = (Some(g.wins), Some(g.losses), Some(g.draws));
-                let sample = match &snap.sprt {
-                    Some(s) => crate::summary::sample(&tally, s),
-                    None => sprt::Sample::Pentanomial(tally.pairs),
-                };
-                if g.games() > 0 {
-                    let e = sample.estimate();
-                    out.elo = finite(e.elo);
-                    out.elo_error = finite(e.elo_error);
-                }
-                if let Some(st) = snap.sprt.as_ref().and_then(|s| s.status(&sample).ok()) {
-                    out.llr = finite(st.llr);
-                    out.lower = Some(st.lower_bound);
-                    out.upper = Some(st.upper_bound);
-                    out.verdict = match st.decision {
-                        Decision::H1 => Some("H1".into()),
-                        Decision::H0 => Some("H0".into()),
-                        Decision::Continue => None,
-                    };
-                }
+                numbers(&snap, &mut out);
             }
         }
         "tune" => {
@@ -97,8 +94,80 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
     out
 }
 
+/// The live numbers of a cluster run from its run directory (`None`: the run in `dir` is
+/// no cluster run, or its directory cannot be read: the caller reads the local files).
+fn cluster(kind: &str, dir: &Path) -> Option<Live> {
+    if !slurm::is_cluster_run(dir) {
+        return None;
+    }
+    let rd = slurm::run_dir(dir);
+    let (m, job) = jobs::read(&rd).ok()?;
+    let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
+    let lines = if kind == "tune" {
+        job.status(&rd, &m).map(|v| v.lines()).unwrap_or_default()
+    } else {
+        snap.lines()
+    };
+    let shards = snap
+        .shards
+        .iter()
+        .map(|s| slurm::Shard {
+            index: s.index,
+            done: s.done,
+            share: s.share,
+            state: s.state.clone(),
+            age: s.age,
+            stalled: s.stalled,
+            failed: s.failed.clone(),
+        })
+        .collect();
+    let mut out = Live {
+        lines,
+        shards,
+        ..Live::default()
+    };
+    match kind {
+        "match" | "sprt" => numbers(&snap, &mut out),
+        "datagen" => out.games = snap.games_done,
+        _ => {}
+    }
+    Some(out)
+}
+
+/// A match's or SPRT's numbers from a snapshot of its files.
+pub fn numbers(snap: &crate::cluster::status::Snapshot, out: &mut Live) {
+    let tally = snap.tally();
+    let g = &tally.games;
+    out.games = Some(g.games());
+    (out.wins, out.losses, out.draws) = (Some(g.wins), Some(g.losses), Some(g.draws));
+    let sample = match &snap.sprt {
+        Some(s) => crate::summary::sample(&tally, s),
+        None => sprt::Sample::Pentanomial(tally.pairs),
+    };
+    if g.games() > 0 {
+        let e = sample.estimate();
+        out.elo = finite(e.elo);
+        out.elo_error = finite(e.elo_error);
+    }
+    if let Some(st) = snap.sprt.as_ref().and_then(|s| s.status(&sample).ok()) {
+        out.llr = finite(st.llr);
+        out.lower = Some(st.lower_bound);
+        out.upper = Some(st.upper_bound);
+        out.verdict = match st.decision {
+            Decision::H1 => Some("H1".into()),
+            Decision::H0 => Some("H0".into()),
+            Decision::Continue => None,
+        };
+    }
+}
+
 /// The HTML page `spar status FILE --html` writes for the run's file, if its kind shows one.
 pub fn page(kind: &str, words: &[String], dir: &Path) -> Option<String> {
+    if slurm::is_cluster_run(dir) {
+        let rd = slurm::run_dir(dir);
+        let (m, job) = jobs::read(&rd).ok()?;
+        return job.status(&rd, &m).ok().map(|v| v.page());
+    }
     let file = words::primary(kind, dir, words);
     if !file.is_file() || kind == "datagen" {
         return None;

@@ -20,6 +20,7 @@ pub mod router;
 pub mod scheduler;
 pub mod settings;
 pub mod share;
+pub mod slurm;
 pub mod state;
 pub mod words;
 
@@ -49,7 +50,9 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failure(format!("cannot find this spar's binary: {e}")))?;
     let sched = Arc::new(
-        scheduler::Scheduler::new(settings.cores, exe, db.clone()).map_err(CliError::failure)?,
+        scheduler::Scheduler::new(settings.cores, exe, db.clone())
+            .map_err(CliError::failure)?
+            .with_slurm(settings.slurm.clone()),
     );
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::failure(format!("no current directory: {e}")))?;
@@ -61,6 +64,8 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         check,
     });
     let sched_handle = sched.clone();
+    let db_events = state.db.clone();
+    let db_end = state.db.clone();
     std::thread::Builder::new()
         .name("scheduler".into())
         .spawn(move || sched.run())
@@ -77,10 +82,25 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         let addr = listener
             .local_addr()
             .map_err(|e| CliError::failure(e.to_string()))?;
+        let backend = match &settings.slurm {
+            Some(s) => format!(
+                "Slurm: {} shards × {} CPUs per run{}",
+                s.shards,
+                s.cpus_per_shard,
+                s.partition
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(", partition {p}"))
+            ),
+            None => format!("{} cores", settings.cores),
+        };
+        log_event(
+            &db_events,
+            "server-start",
+            &format!("spar serve started on http://{addr}/ ({backend})"),
+        );
         crate::stdout::print(&format!(
-            "spar serve: http://{addr}/ (data in {}, {} cores)\n",
+            "spar serve: http://{addr}/ (data in {}, {backend})\n",
             data.display(),
-            settings.cores
         ))?;
         // Ctrl-C or SIGTERM: stop serving, then stop the children gracefully (a second
         // Ctrl-C exits at once; the children die with the server and resume all the same).
@@ -97,6 +117,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     sched_handle.shutdown(std::time::Duration::from_secs(30));
+    log_event(&db_end, "server-stop", "spar serve stopped (Ctrl-C or SIGTERM); the runs that were playing resume at the next start");
     eprintln!("spar serve: stopped; the runs that were playing resume at the next start");
     Ok(())
 }
@@ -111,11 +132,21 @@ fn report_orphans(data: &Path, db: &db::Db) {
     for e in entries.flatten() {
         let path = e.path();
         if !known.contains(&path.to_string_lossy().into_owned()) {
-            eprintln!(
-                "spar serve: {} has no run in the database: left as it is (move it away, or \
-                 keep it)",
+            let message = format!(
+                "{} has no run in the database: left as it is (move it away, or keep it)",
                 path.display()
             );
+            eprintln!("spar serve: {message}");
+            if let Err(e) = db.event(None, "orphan", &message) {
+                eprintln!("spar serve: event log: {e}");
+            }
         }
+    }
+}
+
+/// Records a server event (a failure to record it is only reported).
+fn log_event(db: &Arc<Mutex<db::Db>>, kind: &str, message: &str) {
+    if let Err(e) = db.lock().expect("db lock").event(None, kind, message) {
+        eprintln!("spar serve: event log: {e}");
     }
 }

@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::handlers::{api, engines, files, forms, pages};
+use super::handlers::{api, engines, files, forms, ops, pages};
 use super::state::Shared;
 
 /// The server's routes.
@@ -22,6 +22,8 @@ pub fn build(state: Shared) -> Router {
         .route("/runs/{id}/note", post(forms::note))
         .route("/runs/{id}/delete", post(forms::delete))
         .route("/engines", get(engines::index).post(engines::submit))
+        .route("/events", get(ops::events))
+        .route("/machines", get(ops::machines))
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
@@ -31,5 +33,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/runs/{id}/note", post(api::note))
         .route("/api/engines", get(engines::list).post(engines::register))
         .route("/api/engines/{name}", get(engines::get))
+        .route("/api/events", get(ops::api_events))
+        .route("/api/machines", get(ops::api_machines))
         .with_state(state)
 }

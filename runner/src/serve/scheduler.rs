@@ -24,6 +24,7 @@ use nix::unistd::Pid;
 
 use super::db::runs::Run;
 use super::db::Db;
+use super::settings::SlurmSettings;
 use super::share::{share, Want};
 use super::words;
 
@@ -39,6 +40,21 @@ struct Playing {
     cores: usize,
     /// When the server asked it to stop.
     stopping: Option<Instant>,
+    /// When it started, and the games its run had then (its games/s).
+    since: Instant,
+    games0: u64,
+}
+
+/// What a child holds now, for the machines page.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Slot {
+    pub run: i64,
+    pub cores: usize,
+    /// The server asked it to stop (it keeps its cores until it has ended).
+    pub stopping: bool,
+    /// Seconds since it started, and its run's games then.
+    pub secs: f64,
+    pub games0: u64,
 }
 
 /// The scheduler's shared state.
@@ -50,6 +66,8 @@ pub struct Scheduler {
     wake: (Mutex<bool>, Condvar),
     /// The server is shutting down: no child starts.
     closing: AtomicBool,
+    /// The Slurm backend: each run is a `--slurm` run whose coordinator is the child.
+    slurm: Option<SlurmSettings>,
 }
 
 impl Scheduler {
@@ -75,7 +93,43 @@ impl Scheduler {
             children: Mutex::new(HashMap::new()),
             wake: (Mutex::new(false), Condvar::new()),
             closing: AtomicBool::new(false),
+            slurm: None,
         })
+    }
+
+    /// The same scheduler with the Slurm backend `slurm` (or none).
+    pub fn with_slurm(mut self, slurm: Option<SlurmSettings>) -> Scheduler {
+        self.slurm = slurm;
+        self
+    }
+
+    /// The Slurm backend, when on.
+    pub fn slurm(&self) -> Option<&SlurmSettings> {
+        self.slurm.as_ref()
+    }
+
+    /// The children now, by run.
+    pub fn slots(&self) -> Vec<Slot> {
+        let children = self.children.lock().expect("children lock");
+        let mut v: Vec<Slot> = children
+            .iter()
+            .map(|(id, p)| Slot {
+                run: *id,
+                cores: p.cores,
+                stopping: p.stopping.is_some(),
+                secs: p.since.elapsed().as_secs_f64(),
+                games0: p.games0,
+            })
+            .collect();
+        v.sort_by_key(|s| s.run);
+        v
+    }
+
+    /// Records an event (a failure to record it is only reported).
+    fn event(&self, run: Option<i64>, kind: &str, message: &str) {
+        if let Err(e) = self.db.lock().expect("db lock").event(run, kind, message) {
+            eprintln!("spar serve: event log: {e}");
+        }
     }
 
     /// The cores shared.
@@ -135,7 +189,17 @@ impl Scheduler {
                 throughput: r.throughput,
             })
             .collect();
-        let shares: HashMap<i64, usize> = share(self.cores, &wants).into_iter().collect();
+        // With Slurm every admitted run has one slot here (its shards are the cluster's):
+        // as many slots as runs, so all those of the highest priority play at once.
+        let slots = match self.slurm {
+            Some(_) => wants.len(),
+            None => self.cores,
+        };
+        let shares: HashMap<i64, usize> = share(slots, &wants)
+            .into_iter()
+            .map(|(id, c)| (id, if self.slurm.is_some() { 1 } else { c }))
+            .collect();
+        let mut events = Vec::new();
         let mut children = self.children.lock().expect("children lock");
         // Stop what should not play, or plays with other cores.
         for (id, p) in children.iter_mut() {
@@ -145,6 +209,22 @@ impl Scheduler {
                     None => {
                         p.stopping = Some(Instant::now());
                         signal(&p.child, Signal::SIGINT);
+                        events.push(match wanted {
+                            Some(c) => (
+                                *id,
+                                "rebalance",
+                                format!(
+                                    "run {id}: its share is now {c} cores (was {}): stopped \
+                                     gracefully, it resumes with its new share",
+                                    p.cores
+                                ),
+                            ),
+                            None => (
+                                *id,
+                                "stop",
+                                format!("run {id}: its child stops gracefully (SIGINT)"),
+                            ),
+                        });
                     }
                     Some(t) if t.elapsed() > GRACE => signal(&p.child, Signal::SIGKILL),
                     Some(_) => {}
@@ -162,11 +242,16 @@ impl Scheduler {
             let Some(&cores) = shares.get(&run.id) else {
                 continue;
             };
-            if children.contains_key(&run.id) || used + cores > self.cores {
+            // With Slurm the cluster queues the tasks: no local cores to wait for.
+            let full = self.slurm.is_none() && used + cores > slots;
+            if children.contains_key(&run.id) || full {
                 continue;
             }
+            let games0 = super::live::live(&run.kind, &run.words, Path::new(&run.dir))
+                .games
+                .unwrap_or(0);
             match self.start(run, cores) {
-                Ok(child) => {
+                Ok((child, how)) => {
                     used += cores;
                     children.insert(
                         run.id,
@@ -174,18 +259,29 @@ impl Scheduler {
                             child,
                             cores,
                             stopping: None,
+                            since: Instant::now(),
+                            games0,
                         },
                     );
-                    self.db.lock().expect("db lock").started(run.id)?;
+                    let db = self.db.lock().expect("db lock");
+                    db.started(run.id)?;
+                    db.clear_last_live(run.id)?;
+                    drop(db);
+                    events.push((run.id, "start", format!("run {}: {how}", run.id)));
                 }
                 Err(e) => {
                     eprintln!("spar serve: run {}: {e}", run.id);
+                    events.push((run.id, "failure", format!("run {}: {e}", run.id)));
                     self.db
                         .lock()
                         .expect("db lock")
                         .ended(run.id, "failed", None, &e)?;
                 }
             }
+        }
+        drop(children);
+        for (id, kind, message) in events {
+            self.event(Some(id), kind, &message);
         }
         Ok(())
     }
@@ -219,12 +315,24 @@ impl Scheduler {
         }
     }
 
-    /// Starts run `run`'s child with `cores` cores.
-    fn start(&self, run: &Run, cores: usize) -> Result<Child, String> {
+    /// Starts run `run`'s child with `cores` cores (with Slurm: its coordinator); the
+    /// child and how it started, in words.
+    fn start(&self, run: &Run, cores: usize) -> Result<(Child, String), String> {
         let dir = Path::new(&run.dir);
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let resume = words::has_progress(&run.kind, dir, &run.words);
-        let argv = words::argv(&run.kind, &run.words, dir, cores, resume);
+        let (argv, resume) = match &self.slurm {
+            Some(s) => (
+                super::slurm::argv(&run.kind, &run.words, dir, s),
+                super::slurm::is_cluster_run(dir),
+            ),
+            None => {
+                let resume = words::has_progress(&run.kind, dir, &run.words);
+                (
+                    words::argv(&run.kind, &run.words, dir, cores, resume),
+                    resume,
+                )
+            }
+        };
         let log = |name: &str| {
             OpenOptions::new()
                 .create(true)
@@ -246,18 +354,30 @@ impl Scheduler {
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
             });
         }
-        eprintln!(
-            "spar serve: run {} starts on {cores} core{}{}",
-            run.id,
-            if cores == 1 { "" } else { "s" },
+        let how = format!(
+            "starts {}{}",
+            match &self.slurm {
+                Some(s) => format!(
+                    "as a Slurm job array of {} shards × {} CPUs{}",
+                    s.shards,
+                    s.cpus_per_shard,
+                    s.partition
+                        .as_ref()
+                        .map_or(String::new(), |p| format!(" on partition {p}"))
+                ),
+                None => format!("on {cores} core{}", if cores == 1 { "" } else { "s" }),
+            },
             if resume {
                 ", resumed from its files"
             } else {
                 ""
             }
         );
-        cmd.spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))
+        eprintln!("spar serve: run {} {how}", run.id);
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        Ok((child, how))
     }
 
     /// Records the children that ended: exit 0 is finished; one the server stopped goes
@@ -278,14 +398,40 @@ impl Scheduler {
                 children.remove(&id);
             }
         }
-        let db = self.db.lock().expect("db lock");
         for (id, code, stopped) in ended {
-            let Some(run) = db.get(id)? else { continue };
+            let Some(run) = self.db.lock().expect("db lock").get(id)? else {
+                continue;
+            };
             let tail = stderr_tail(Path::new(&run.dir));
             let code64 = code.map(i64::from);
             let state = end_state(code, stopped, &run.state);
             eprintln!("spar serve: run {id} ended ({state}, exit {code:?})");
+            // What its files say now: the pages show it while the run does not play.
+            let numbers = super::live::live(&run.kind, &run.words, Path::new(&run.dir));
+            let numbers = serde_json::to_string(&numbers).unwrap_or_default();
+            let db = self.db.lock().expect("db lock");
             db.ended(id, state, code64, &tail)?;
+            db.set_last_live(id, &numbers)?;
+            let (kind, message) = match state {
+                "finished" => ("finish", format!("run {id} finished (exit 0)")),
+                "failed" => (
+                    "failure",
+                    format!(
+                        "run {id} failed (exit {}): {}",
+                        code.map_or("by a signal".to_string(), |c| c.to_string()),
+                        tail.lines().last().unwrap_or("no stderr")
+                    ),
+                ),
+                "queued" => (
+                    "stop",
+                    format!("run {id}: its child ended; it is queued again"),
+                ),
+                other => (
+                    "stop",
+                    format!("run {id}: its child ended; the run is {other}"),
+                ),
+            };
+            db.event(Some(id), kind, &message)?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
-//! the same keys as the flags: `bind`, `data-dir`, `cores`), then the flags.
+//! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
+//! `cpus-per-shard`), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,24 @@ pub struct Partial {
     pub bind: Option<String>,
     pub data_dir: Option<PathBuf>,
     pub cores: Option<usize>,
+    /// Runs play as `--slurm` runs (the Slurm backend).
+    pub slurm: Option<bool>,
+    pub partition: Option<String>,
+    pub shards: Option<u64>,
+    pub cpus_per_shard: Option<u64>,
 }
+
+/// The Slurm backend: each run is a `--slurm` run of `shards` array tasks of
+/// `cpus_per_shard` CPUs, on `partition` when given; the server's child is its coordinator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlurmSettings {
+    pub partition: Option<String>,
+    pub shards: u64,
+    pub cpus_per_shard: u64,
+}
+
+/// The shards of a run without `--shards`.
+pub const DEFAULT_SHARDS: u64 = 4;
 
 /// The settings in force.
 #[derive(Clone, Debug)]
@@ -29,6 +47,8 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The cores shared among the runs.
     pub cores: usize,
+    /// The Slurm backend, when on.
+    pub slurm: Option<SlurmSettings>,
 }
 
 impl Partial {
@@ -48,7 +68,31 @@ impl Settings {
         if cores == 0 {
             return Err("--cores must be at least 1".into());
         }
+        let slurm_on = flags.slurm.or(file.slurm).unwrap_or(false);
+        let partition = flags.partition.or(file.partition);
+        let shards = flags.shards.or(file.shards);
+        let cpus = flags.cpus_per_shard.or(file.cpus_per_shard);
+        if !slurm_on && (partition.is_some() || shards.is_some() || cpus.is_some()) {
+            return Err("--partition, --shards and --cpus-per-shard need --slurm".into());
+        }
+        if shards == Some(0) || cpus == Some(0) {
+            return Err("--shards and --cpus-per-shard must be at least 1".into());
+        }
+        if let Some(p) = &partition {
+            let plain = !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.,".contains(c));
+            if !plain {
+                return Err(format!("--partition '{p}': not a partition name"));
+            }
+        }
+        let slurm = slurm_on.then(|| SlurmSettings {
+            partition,
+            shards: shards.unwrap_or(DEFAULT_SHARDS),
+            cpus_per_shard: cpus.unwrap_or(1),
+        });
         Ok(Settings {
+            slurm,
             bind: flags
                 .bind
                 .or(file.bind)
@@ -86,6 +130,38 @@ mod tests {
                 .data_dir,
             Path::new("/srv/spar")
         );
+    }
+
+    #[test]
+    fn the_slurm_backend_is_set_by_the_file_or_the_flags() {
+        let file: Partial =
+            toml::from_str("slurm = true\npartition = \"long\"\nshards = 8\n").unwrap();
+        let flags = Partial {
+            cpus_per_shard: Some(2),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(file, flags).unwrap();
+        assert_eq!(
+            s.slurm,
+            Some(SlurmSettings {
+                partition: Some("long".into()),
+                shards: 8,
+                cpus_per_shard: 2
+            })
+        );
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.slurm, None);
+        let no_slurm = Partial {
+            shards: Some(3),
+            ..Partial::default()
+        };
+        assert!(Settings::resolve(Partial::default(), no_slurm).is_err());
+        let bad = Partial {
+            slurm: Some(true),
+            partition: Some("a b".into()),
+            ..Partial::default()
+        };
+        assert!(Settings::resolve(Partial::default(), bad).is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! database, is refused with a message that says so.
 
 pub mod engines;
+pub mod events;
 pub mod runs;
 
 use std::path::Path;
@@ -15,6 +16,7 @@ use rusqlite::Connection;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_runs.sql"),
     include_str!("migrations/0002_engines.sql"),
+    include_str!("migrations/0003_events.sql"),
 ];
 
 /// The schema version this binary writes.

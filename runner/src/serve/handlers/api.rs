@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 use super::{blocking, ApiError};
 use crate::serve::actions::{self, Submit};
 use crate::serve::db::runs::{Filter, Run};
-use crate::serve::live::live;
+use crate::serve::live;
 use crate::serve::state::Shared;
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
 /// A run with its live numbers (read from its files) and its cores now.
 pub fn run_json(st: &Shared, run: &Run) -> Value {
-    let numbers = live(&run.kind, &run.words, std::path::Path::new(&run.dir));
+    let numbers = live::of(&st.db, run);
     let mut v = serde_json::to_value(run).unwrap_or_default();
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));

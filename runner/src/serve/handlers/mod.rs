@@ -5,6 +5,7 @@ pub mod api;
 pub mod engines;
 pub mod files;
 pub mod forms;
+pub mod ops;
 pub mod pages;
 
 use axum::http::StatusCode;

@@ -17,7 +17,7 @@ fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
     Ok(runs
         .into_iter()
         .map(|r| {
-            let l = live::live(&r.kind, &r.words, std::path::Path::new(&r.dir));
+            let l = live::of(&st.db, &r);
             (r, l)
         })
         .collect())
@@ -74,9 +74,18 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
         Err(e) => return (StatusCode::NOT_FOUND, e.message().to_string()).into_response(),
     };
     let dir = std::path::Path::new(&run.dir);
-    let l = live::live(&run.kind, &run.words, dir);
-    let has_page = run.kind != "datagen" && words::primary(&run.kind, dir, &run.words).is_file();
-    let command = words::command_line(&run.kind, &run.words, dir);
+    let l = live::of(&st.db, &run);
+    let cluster = crate::serve::slurm::is_cluster_run(dir);
+    let has_page =
+        cluster || (run.kind != "datagen" && words::primary(&run.kind, dir, &run.words).is_file());
+    let command = match st.sched.slurm() {
+        Some(s) => {
+            let mut w = run.words.clone();
+            w.extend(crate::serve::slurm::flags(dir, s));
+            words::command_line(&run.kind, &w, dir)
+        }
+        None => words::command_line(&run.kind, &run.words, dir),
+    };
     let st2 = st.clone();
     let engines = tokio::task::spawn_blocking(move || {
         let rows = st2

@@ -27,7 +27,9 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{t} · spar serve</title><style>{STYLE}</style></head><body>\
-         <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · <a href=\"/engines\">engines</a></nav>\
+         <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
+         <a href=\"/engines\">engines</a> · <a href=\"/machines\">machines</a> · \
+         <a href=\"/events\">events</a></nav>\
          <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
         t = esc(title),
     )

@@ -5,6 +5,7 @@
 pub mod engines;
 pub mod html;
 pub mod index;
+pub mod ops;
 pub mod run;
 pub mod search;
 

@@ -70,6 +70,12 @@ pub fn page(
         "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
         esc(&live.lines.join("\n"))
     ));
+    if !live.shards.is_empty() {
+        b.push_str(&format!(
+            "<h2>Shards</h2><p>The Slurm job array's tasks (<code>spar status RUN_DIR</code>):</p>{}",
+            super::ops::shards_table(&live.shards)
+        ));
+    }
     if has_status_page {
         b.push_str(&format!(
             "<p><a href=\"/runs/{id}/status.html\">The status page</a> \

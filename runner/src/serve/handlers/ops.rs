@@ -1,0 +1,133 @@
+//! The operations pages and their API: the event log (`/events`, `/api/events`) and the
+//! machines (`/machines`, `/api/machines`).
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::ApiError;
+use crate::serve::actions::Refusal;
+use crate::serve::db::events::{EventFilter, KINDS};
+use crate::serve::live;
+use crate::serve::pages::ops::{self, SlotRow};
+use crate::serve::state::Shared;
+
+fn check(f: &EventFilter) -> Result<(), Refusal> {
+    match f.kind.as_deref().filter(|k| !k.is_empty()) {
+        Some(k) if !KINDS.contains(&k) => Err(Refusal::Bad(format!(
+            "unknown event kind '{k}': one of {}",
+            KINDS.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `GET /events?run=&kind=&limit=`.
+pub async fn events(State(st): State<Shared>, Query(f): Query<EventFilter>) -> Response {
+    if let Err(e) = check(&f) {
+        return (StatusCode::BAD_REQUEST, e.message().to_string()).into_response();
+    }
+    match st.db.lock().expect("db lock").events(&f) {
+        Ok(ev) => Html(ops::events(&f, &ev)).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
+}
+
+/// `GET /api/events?run=&kind=&limit=`: `{"events": [...]}`, newest first.
+pub async fn api_events(
+    State(st): State<Shared>,
+    Query(f): Query<EventFilter>,
+) -> Result<Json<Value>, ApiError> {
+    check(&f)?;
+    let ev = st
+        .db
+        .lock()
+        .expect("db lock")
+        .events(&f)
+        .map_err(Refusal::Internal)?;
+    Ok(Json(json!({ "events": ev })))
+}
+
+/// The children now, each with its run's numbers from its files and its games/s since it
+/// started.
+fn slots(st: &Shared) -> Vec<SlotRow> {
+    st.sched
+        .slots()
+        .into_iter()
+        .filter_map(|s| {
+            let run = st.db.lock().expect("db lock").get(s.run).ok().flatten()?;
+            let l = live::live(&run.kind, &run.words, std::path::Path::new(&run.dir));
+            let rate = l
+                .games
+                .filter(|_| s.secs > 0.5)
+                .map(|g| g.saturating_sub(s.games0) as f64 / s.secs);
+            Some(SlotRow {
+                run: s.run,
+                kind: run.kind,
+                state: run.state,
+                cores: s.cores,
+                stopping: s.stopping,
+                secs: s.secs,
+                games: l.games,
+                rate,
+                shards: l.shards,
+            })
+        })
+        .collect()
+}
+
+fn backend(st: &Shared) -> String {
+    match st.sched.slurm() {
+        Some(s) => format!(
+            "Slurm backend: each run is a job array of {} shards × {} CPUs{}.",
+            s.shards,
+            s.cpus_per_shard,
+            s.partition
+                .as_ref()
+                .map_or(String::new(), |p| format!(" on partition {p}"))
+        ),
+        None => format!("Local: {} cores on this machine.", st.sched.cores()),
+    }
+}
+
+/// `GET /machines`.
+pub async fn machines(State(st): State<Shared>) -> Response {
+    let st2 = st.clone();
+    let rows = tokio::task::spawn_blocking(move || slots(&st2))
+        .await
+        .unwrap_or_default();
+    Html(ops::machines(
+        &backend(&st),
+        st.sched.cores(),
+        st.sched.slurm().is_some(),
+        &rows,
+    ))
+    .into_response()
+}
+
+/// `GET /api/machines`: `{"backend", "cores", "slurm", "slots": [{run, kind, state, cores,
+/// stopping, secs, games, games_per_s, shards}]}`.
+pub async fn api_machines(State(st): State<Shared>) -> Json<Value> {
+    let st2 = st.clone();
+    let rows = tokio::task::spawn_blocking(move || slots(&st2))
+        .await
+        .unwrap_or_default();
+    let slots: Vec<Value> = rows
+        .iter()
+        .map(|s| {
+            json!({
+                "run": s.run, "kind": s.kind, "state": s.state, "cores": s.cores,
+                "stopping": s.stopping, "secs": s.secs, "games": s.games,
+                "games_per_s": s.rate, "shards": s.shards,
+            })
+        })
+        .collect();
+    Json(json!({
+        "backend": backend(&st),
+        "cores": st.sched.cores(),
+        "slurm": st.sched.slurm().is_some(),
+        "slots": slots,
+    }))
+}

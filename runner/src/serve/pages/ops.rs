@@ -1,0 +1,143 @@
+//! The operations pages: the event log (`/events`, filtered by run and kind in the URL)
+//! and the machines (`/machines`: the local slots — which run holds how many cores, its
+//! games/s — and, with the Slurm backend, each run's shards).
+
+use super::html::{esc, layout, num, time};
+use crate::serve::db::events::{Event, EventFilter, KINDS};
+use crate::serve::slurm::Shard;
+
+/// The event log page.
+pub fn events(f: &EventFilter, events: &[Event]) -> String {
+    let mut kinds = String::from("<select name=\"kind\"><option value=\"\">any</option>");
+    for k in KINDS {
+        let sel = if f.kind.as_deref() == Some(*k) {
+            " selected"
+        } else {
+            ""
+        };
+        kinds.push_str(&format!("<option{sel}>{}</option>", esc(k)));
+    }
+    kinds.push_str("</select>");
+    let mut b = format!(
+        "<form method=\"get\" action=\"/events\"><label>run <input name=\"run\" value=\"{}\" \
+         size=\"6\"></label> <label>kind {kinds}</label> <button type=\"submit\">Filter</button>\
+         </form>",
+        f.run.map_or(String::new(), |r| r.to_string()),
+    );
+    if events.is_empty() {
+        b.push_str("<p>No event.</p>");
+    } else {
+        b.push_str(
+            "<table id=\"events\"><tr><th>time (UTC)</th><th>run</th><th>kind</th>\
+             <th>what</th></tr>",
+        );
+        for e in events {
+            b.push_str(&format!(
+                "<tr class=\"ev-{kind}\"><td>{t}</td><td>{run}</td><td>{kind}</td>\
+                 <td>{msg}</td></tr>",
+                t = time(Some(e.time)),
+                run = e.run.map_or("server".to_string(), |r| format!(
+                    "<a href=\"/runs/{r}\">{r}</a>"
+                )),
+                kind = esc(&e.kind),
+                msg = esc(&e.message),
+            ));
+        }
+        b.push_str("</table>");
+    }
+    layout("Events", &b, "")
+}
+
+/// One child on the machines page.
+pub struct SlotRow {
+    pub run: i64,
+    pub kind: String,
+    pub state: String,
+    pub cores: usize,
+    pub stopping: bool,
+    pub secs: f64,
+    pub games: Option<u64>,
+    pub rate: Option<f64>,
+    pub shards: Vec<Shard>,
+}
+
+/// The machines page: `cores` shared (or the Slurm backend, described), the children.
+pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> String {
+    let used: usize = slots.iter().map(|s| s.cores).sum();
+    let mut b = format!("<p id=\"backend\">{}</p>", esc(backend));
+    if slurm {
+        b.push_str(&format!(
+            "<p>{} run{} playing on the cluster (each child is its run's coordinator).</p>",
+            slots.len(),
+            if slots.len() == 1 { "" } else { "s" }
+        ));
+    } else {
+        b.push_str(&format!(
+            "<p id=\"slots\">{used} of {cores} cores held, {} free.</p>",
+            cores.saturating_sub(used)
+        ));
+    }
+    if slots.is_empty() {
+        b.push_str("<p>No run plays now.</p>");
+    } else {
+        b.push_str(&format!(
+            "<table id=\"machines\"><tr><th>run</th><th>kind</th><th>state</th>\
+             <th>{}</th><th>for</th><th>games</th><th>games/s</th></tr>",
+            if slurm { "slot" } else { "cores" }
+        ));
+        for s in slots {
+            b.push_str(&format!(
+                "<tr id=\"slot-{id}\"><td><a href=\"/runs/{id}\">{id}</a></td><td>{kind}</td>\
+                 <td>{state}{stopping}</td><td>{cores}</td><td>{secs} s</td><td>{games}</td>\
+                 <td>{rate}</td></tr>",
+                id = s.run,
+                kind = esc(&s.kind),
+                state = esc(&s.state),
+                stopping = if s.stopping { " (stopping)" } else { "" },
+                cores = s.cores,
+                secs = num(Some(s.secs), 0),
+                games = s.games.map_or("–".into(), |g| g.to_string()),
+                rate = num(s.rate, 2),
+            ));
+        }
+        b.push_str("</table>");
+    }
+    for s in slots.iter().filter(|s| !s.shards.is_empty()) {
+        b.push_str(&format!(
+            "<h2>Run {id}: shards</h2>{}",
+            shards_table(&s.shards),
+            id = s.run
+        ));
+    }
+    b.push_str("<p><a href=\"/events\">The event log</a></p>");
+    layout("Machines", &b, "")
+}
+
+/// A cluster run's shards: index, done (of its share), Slurm state, age of its last
+/// record, stalled or failed.
+pub fn shards_table(shards: &[Shard]) -> String {
+    let mut b = String::from(
+        "<table class=\"shards\"><tr><th>shard</th><th>done</th><th>Slurm state</th>\
+         <th>last record</th><th>note</th></tr>",
+    );
+    for s in shards {
+        let note = match (&s.failed, s.stalled) {
+            (Some(f), _) => format!("failed: {}", esc(f)),
+            (None, true) => "stalled".into(),
+            _ => String::new(),
+        };
+        b.push_str(&format!(
+            "<tr class=\"shard\"><td>{i}</td><td>{done}{share}</td><td>{state}</td>\
+             <td>{age}</td><td>{note}</td></tr>",
+            i = s.index,
+            done = s.done,
+            share = s.share.map_or(String::new(), |t| format!(" of {t}")),
+            state = esc(s.state.as_deref().unwrap_or("–")),
+            age = s
+                .age
+                .map_or("–".into(), |a| format!("{} s ago", num(Some(a), 0))),
+        ));
+    }
+    b.push_str("</table>");
+    b
+}
