@@ -28,8 +28,9 @@ pub fn page(f: &Filter, kinds: &[&str], runs: &[(Run, Live)]) -> String {
         body.push_str("<p>No run matches.</p>");
     } else {
         body.push_str(&format!(
-            "<p>{} runs.</p>{TABLE_HEAD}{}</table>",
+            "<p>{} run{}.</p>{TABLE_HEAD}{}</table>",
             runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
             rows(runs)
         ));
     }
