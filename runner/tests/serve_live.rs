@@ -1,0 +1,111 @@
+//! `spar serve`'s live pages: a run's live stream (`GET /api/runs/{id}/events`, Server-Sent
+//! Events) read with a raw socket — at least two events of a running node-limited match,
+//! the last one its finished state, then the end of the stream; an unknown run's stream is
+//! a 404 — and the datagen run page (positions, games, positions/s, its files).
+
+mod serve_common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use serve_common::*;
+
+fn words(w: &str) -> Vec<&str> {
+    w.split_whitespace().collect()
+}
+
+/// Opens run `id`'s live stream: the status line, the headers, and every event's data
+/// until the server ends the stream.
+fn stream(server: &Server, id: i64) -> (String, String, Vec<Value>) {
+    let mut s = TcpStream::connect(&server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(180))).unwrap();
+    write!(
+        s,
+        "GET /api/runs/{id}/events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\
+         Connection: close\r\n\r\n",
+        server.addr
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut status = String::new();
+    r.read_line(&mut status).unwrap();
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let mut events = Vec::new();
+    for line in r.lines() {
+        let line = line.unwrap();
+        if let Some(data) = line.strip_prefix("data: ") {
+            events.push(serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}")));
+        }
+    }
+    (status, head, events)
+}
+
+#[test]
+fn a_runs_stream_sends_its_changes_until_it_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 120 --seed 11";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(w)})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+
+    let (status, head, events) = stream(&server, id);
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    assert!(events.len() >= 2, "{events:?}");
+    for e in &events {
+        assert_eq!(e["id"], id, "{e}");
+        assert!(e["live"].is_object(), "{e}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(state(last), "finished", "{last}");
+    assert_eq!(last["live"]["games"], 120, "{last}");
+    assert_eq!(
+        last,
+        &server.run(id),
+        "the last event is the run as the API answers it"
+    );
+    // The games only grow, and consecutive events differ (only changes are sent).
+    let games: Vec<u64> = events
+        .iter()
+        .map(|e| e["live"]["games"].as_u64().unwrap_or(0))
+        .collect();
+    assert!(games.windows(2).all(|g| g[0] <= g[1]), "{games:?}");
+    assert!(events.windows(2).all(|e| e[0] != e[1]), "{events:?}");
+
+    // A finished run's stream: its state once, then the end.
+    let (_, _, again) = stream(&server, id);
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(state(&again[0]), "finished");
+
+    // The run page watches the stream (and falls back to polling).
+    let (_, page) = server.http("GET", &format!("/runs/{id}"), None);
+    assert!(
+        page.contains("EventSource") && page.contains("/events"),
+        "{page}"
+    );
+
+    // An unknown run has no stream.
+    let (code, body) = server.http("GET", "/api/runs/9999/events", None);
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("no run 9999"), "{body}");
+}
