@@ -109,3 +109,44 @@ fn a_runs_stream_sends_its_changes_until_it_finishes() {
     assert_eq!(code, 404, "{body}");
     assert!(body.contains("no run 9999"), "{body}");
 }
+
+#[test]
+fn a_datagen_runs_page_shows_its_positions_rate_and_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let w = "--games 6 --nodes 500 --seed 2 --format both";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "datagen", "words": words(w)})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    let done = server.wait(id, "finished", |v| state(v) == "finished");
+    let live = &done["live"];
+    assert_eq!(live["games"], 6, "{done}");
+    let positions = live["positions"].as_u64().unwrap();
+    assert!(positions > 6, "{done}");
+    // The text file holds one line per kept position of the same games.
+    let dir = data.join("runs").join(id.to_string());
+    let text = read(&dir.join("positions.txt"));
+    assert!(text.lines().count() as u64 <= positions, "{positions}");
+
+    let (code, page) = server.http("GET", &format!("/runs/{id}"), None);
+    assert_eq!(code, 200, "{page}");
+    assert!(
+        page.contains(&format!("<td data-f=\"positions\">{positions}</td>")),
+        "{page}"
+    );
+    assert!(page.contains("<th>positions/s</th>"), "{page}");
+    assert!(page.contains("<h2>Training files</h2>"), "{page}");
+    assert!(!page.contains("<th>LLR (bounds)</th>"), "{page}");
+    for name in ["positions", "positions.txt", "positions.txt.idx"] {
+        let link = format!("<a href=\"/runs/{id}/files/{name}\">{name}</a>");
+        assert!(page.contains(&link), "{link}: {page}");
+    }
+    let (code, body) = server.http("GET", &format!("/runs/{id}/files/positions.txt"), None);
+    assert_eq!(code, 200);
+    assert_eq!(body, text);
+}

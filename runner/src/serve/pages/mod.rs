@@ -86,6 +86,8 @@ function fill(el,r){
     llr:(l.llr===null||l.llr===undefined)?"–":fmt(l.llr,2)+" ("+fmt(l.lower,2)+", "+fmt(l.upper,2)+")",
     wdl:(l.wins===null||l.wins===undefined)?"–":l.wins+"-"+l.losses+"-"+l.draws,
     iteration:(l.iteration===null||l.iteration===undefined)?"–":String(l.iteration),
+    positions:(l.positions===null||l.positions===undefined)?"–":String(l.positions),
+    positions_per_s:fmt(l.positions_per_s,1),
     lines:(l.lines||[]).join("\n"),verdict:l.verdict||"–",cores:(r.cores===null||r.cores===undefined)?"–":String(r.cores)};
   el.querySelectorAll("[data-f]").forEach(function(c){var k=c.getAttribute("data-f");if(k in f)c.textContent=f[k];});
   if(el.tagName==="TR"){el.className=l.verdict==="H1"?"H1":l.verdict==="H0"?"H0":r.state==="failed"?"failed":"";}
