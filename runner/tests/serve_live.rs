@@ -150,3 +150,59 @@ fn a_datagen_runs_page_shows_its_positions_rate_and_files() {
     assert_eq!(code, 200);
     assert_eq!(body, text);
 }
+
+#[test]
+fn an_open_stream_does_not_hold_up_ctrl_c() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut server = Server::start(&data, &tmp.path().join("serve.log"));
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 4000 --seed 12";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(w)})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    server.wait(id, "running", |v| state(v) == "running");
+    let addr = server.addr.clone();
+    let reader = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(
+            s,
+            "GET /api/runs/{id}/events HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let events = BufReader::new(s)
+            .lines()
+            .map_while(Result::ok)
+            .filter(|l| l.starts_with("data: "))
+            .count();
+        events
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = server.child.id().to_string();
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server did not stop with a stream open: {}",
+            read(&server.log)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status:?}: {}", read(&server.log));
+    assert!(
+        reader.join().unwrap() >= 1,
+        "the stream sent its first event"
+    );
+}
