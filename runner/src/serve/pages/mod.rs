@@ -99,6 +99,7 @@ function watch(el){
   el.setAttribute("data-sse","on");
   es.onmessage=function(m){
     var r;try{r=JSON.parse(m.data);}catch(e){return;}
+    el.setAttribute("data-events",String(Number(el.getAttribute("data-events")||0)+1));
     if(r.live)fill(el,r);
     if(r.state){el.setAttribute("data-state",r.state);}
     if(r.state!=="running"&&r.state!=="queued"){es.close();el.removeAttribute("data-sse");}
