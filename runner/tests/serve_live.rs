@@ -174,12 +174,11 @@ fn an_open_stream_does_not_hold_up_ctrl_c() {
             "GET /api/runs/{id}/events HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
-        let events = BufReader::new(s)
+        BufReader::new(s)
             .lines()
             .map_while(Result::ok)
             .filter(|l| l.starts_with("data: "))
-            .count();
-        events
+            .count()
     });
     std::thread::sleep(Duration::from_secs(2));
     let pid = server.child.id().to_string();
