@@ -205,3 +205,75 @@ fn an_open_stream_does_not_hold_up_ctrl_c() {
         "the stream sent its first event"
     );
 }
+
+/// Opens run `id`'s stream and reads its status line (the stream stays open).
+fn open(server: &Server, id: i64) -> (TcpStream, String) {
+    let s = TcpStream::connect(&server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut w = s.try_clone().unwrap();
+    write!(
+        w,
+        "GET /api/runs/{id}/events HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(s.try_clone().unwrap())
+        .read_line(&mut status)
+        .unwrap();
+    (s, status)
+}
+
+#[test]
+fn at_most_256_streams_are_open_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    // A run of a higher priority holds the cores: the second waits, queued (its streams
+    // stay open and cost little).
+    let long = "--engine name=a --engine name=b --each nodes=400 --games 4000 --seed 13";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(long), "priority": 1})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let short = "--engine name=a --engine name=b --each nodes=400 --games 2 --seed 14";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(short)})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    assert_eq!(state(&server.run(id)), "queued");
+
+    let mut open_now: Vec<TcpStream> = (0..256)
+        .map(|i| {
+            let (s, status) = open(&server, id);
+            assert!(status.contains(" 200 "), "stream {i}: {status}");
+            s
+        })
+        .collect();
+    let (_, status) = open(&server, id);
+    assert!(status.contains(" 503 "), "the 257th: {status}");
+    let (code, body) = server.http("GET", &format!("/api/runs/{id}/events"), None);
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("too many live streams"), "{body}");
+    // The API still answers, and a closed stream frees its place.
+    assert_eq!(state(&server.run(id)), "queued");
+    drop(open_now.pop());
+    let start = std::time::Instant::now();
+    loop {
+        let (s, status) = open(&server, id);
+        if status.contains(" 200 ") {
+            open_now.push(s);
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "a closed stream kept its place: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
