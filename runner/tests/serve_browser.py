@@ -106,7 +106,10 @@ def main():
         assert d.execute_script("return window.__notReloaded;") == 42, "the page was reloaded"
         assert first in ("queued", "running"), \
             f"the run was {first} when its page loaded: the live update was not seen"
-        step(f"run {rid} reached {verdict} ({text(d, 'td[data-f=llr]')}) without a reload")
+        events = int(row.get_attribute("data-events") or 0)
+        assert events >= 1, "the page got no event of the run's live stream (SSE)"
+        step(f"run {rid} reached {verdict} ({text(d, 'td[data-f=llr]')}) without a reload "
+             f"({events} live stream events)")
         assert verdict == "H1", verdict
 
         # Find it by search (the form: text in the note).

@@ -31,6 +31,12 @@ pub struct Live {
     pub verdict: Option<String>,
     /// A tune's iterations done.
     pub iteration: Option<u64>,
+    /// A datagen run's positions: in its complete games (the viriformat file's positions,
+    /// or the text file's lines when it writes only text).
+    pub positions: Option<u64>,
+    /// A datagen run's positions per second since its child last started (to the end of
+    /// the run once it has ended).
+    pub positions_per_s: Option<f64>,
     /// `spar status`'s lines for the run's file.
     pub lines: Vec<String>,
     /// A cluster run's shards (the Slurm backend; empty otherwise).
@@ -44,13 +50,26 @@ fn finite(x: f64) -> Option<f64> {
 /// The numbers of `run`: for a run that plays, from its files; for one that does not,
 /// those its files gave when its child last ended (stored in its row), else its files.
 pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Live {
+    let mut out = None;
     if !matches!(run.state.as_str(), "queued" | "running") {
         let stored = db.lock().expect("db lock").last_live(run.id).ok().flatten();
-        if let Some(l) = stored.and_then(|t| serde_json::from_str(&t).ok()) {
-            return l;
-        }
+        out = stored.and_then(|t| serde_json::from_str(&t).ok());
     }
-    live(&run.kind, &run.words, Path::new(&run.dir))
+    let mut out: Live = out.unwrap_or_else(|| live(&run.kind, &run.words, Path::new(&run.dir)));
+    out.positions_per_s = rate(run, &out);
+    out
+}
+
+/// A datagen run's positions per second: its positions over the seconds from its child's
+/// last start to its end (or now); `None` before it has positions or a start.
+fn rate(run: &super::db::runs::Run, l: &Live) -> Option<f64> {
+    let positions = l.positions.filter(|_| run.kind == "datagen")?;
+    let end = match run.state.as_str() {
+        "running" => super::db::runs::now(),
+        _ => run.finished?,
+    };
+    let secs = end - run.started?;
+    (secs > 0).then(|| positions as f64 / secs as f64)
 }
 
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`.
@@ -84,9 +103,23 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
         }
         "datagen" => {
             let format = words::format_of(words);
-            out.games = data::training::files::complete_games(&file, format).ok();
+            if let Ok(ends) = data::training::files::game_ends(&file, format) {
+                let paths = format.paths(&file);
+                let (vf, text) = (paths.viriformat.is_some(), paths.text.is_some());
+                let games = match (vf, text) {
+                    (true, true) => ends.viriformat.len().min(ends.text.len()),
+                    (true, false) => ends.viriformat.len(),
+                    _ => ends.text.len(),
+                };
+                let counted = if vf { &ends.viriformat } else { &ends.text };
+                out.games = Some(games as u64);
+                out.positions = Some(games.checked_sub(1).map_or(0, |g| counted[g].1));
+            }
             if out.lines.is_empty() {
-                out.lines = vec![format!("Games: {}", out.games.unwrap_or(0))];
+                out.lines = vec![
+                    format!("Games: {}", out.games.unwrap_or(0)),
+                    format!("Positions: {}", out.positions.unwrap_or(0)),
+                ];
             }
         }
         _ => {}

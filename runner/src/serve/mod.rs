@@ -62,7 +62,10 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         data_dir: data.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
         check,
+        streams: Default::default(),
+        closing: Default::default(),
     });
+    let closing = state.clone();
     let sched_handle = sched.clone();
     let db_events = state.db.clone();
     let db_end = state.db.clone();
@@ -109,6 +112,9 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
+            closing
+                .closing
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         };
         axum::serve(listener, router::build(state))
             .with_graceful_shutdown(stopped)

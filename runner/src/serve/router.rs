@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::handlers::{api, engines, files, forms, ops, pages};
+use super::handlers::{api, engines, files, forms, ops, pages, stream};
 use super::state::Shared;
 
 /// The server's routes.
@@ -27,6 +27,7 @@ pub fn build(state: Shared) -> Router {
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
+        .route("/api/runs/{id}/events", get(stream::events))
         .route("/api/runs/{id}/stop", post(api::stop))
         .route("/api/runs/{id}/resume", post(api::resume))
         .route("/api/runs/{id}/priority", post(api::priority))

@@ -3,6 +3,7 @@
 //! checks as the CLI's; `cmd/` is imported by nothing, so the server is given it).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 
 use super::db::Db;
@@ -21,6 +22,12 @@ pub struct AppState {
     /// Where runs are checked and started (relative paths in their words).
     pub cwd: String,
     pub check: CheckWords,
+    /// The live streams (`GET /api/runs/{id}/events`) open now; at most
+    /// [`super::handlers::stream::MAX_STREAMS`].
+    pub streams: AtomicUsize,
+    /// Set when the server stops serving: every live stream ends (so that the graceful
+    /// shutdown does not wait for them).
+    pub closing: AtomicBool,
 }
 
 impl AppState {

@@ -7,6 +7,7 @@ pub mod files;
 pub mod forms;
 pub mod ops;
 pub mod pages;
+pub mod stream;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -73,8 +73,10 @@ pub fn llr(live: &Live) -> String {
     }
 }
 
-/// The inline script that refreshes rows and fields marked `data-f` from the API every
-/// two seconds (the page works without it).
+/// The inline script that refreshes rows and fields marked `data-f` (the page works
+/// without it): the run page's table (`id="run"`) from its live stream
+/// (`/api/runs/ID/events`, Server-Sent Events), anything else — and the run page when
+/// `EventSource` is missing or its stream fails — by polling the API every two seconds.
 pub const LIVE_SCRIPT: &str = r#"<script>
 function fmt(v,d){return (v===null||v===undefined)?"–":Number(v).toFixed(d);}
 function fill(el,r){
@@ -84,14 +86,32 @@ function fill(el,r){
     llr:(l.llr===null||l.llr===undefined)?"–":fmt(l.llr,2)+" ("+fmt(l.lower,2)+", "+fmt(l.upper,2)+")",
     wdl:(l.wins===null||l.wins===undefined)?"–":l.wins+"-"+l.losses+"-"+l.draws,
     iteration:(l.iteration===null||l.iteration===undefined)?"–":String(l.iteration),
+    positions:(l.positions===null||l.positions===undefined)?"–":String(l.positions),
+    positions_per_s:fmt(l.positions_per_s,1),
     lines:(l.lines||[]).join("\n"),verdict:l.verdict||"–",cores:(r.cores===null||r.cores===undefined)?"–":String(r.cores)};
   el.querySelectorAll("[data-f]").forEach(function(c){var k=c.getAttribute("data-f");if(k in f)c.textContent=f[k];});
   if(el.tagName==="TR"){el.className=l.verdict==="H1"?"H1":l.verdict==="H0"?"H0":r.state==="failed"?"failed":"";}
 }
+function watch(el){
+  var s=el.getAttribute("data-state");
+  if(!window.EventSource||(s!=="running"&&s!=="queued"))return;
+  var es=new EventSource("/api/runs/"+el.getAttribute("data-id")+"/events");
+  el.setAttribute("data-sse","on");
+  es.onmessage=function(m){
+    var r;try{r=JSON.parse(m.data);}catch(e){return;}
+    el.setAttribute("data-events",String(Number(el.getAttribute("data-events")||0)+1));
+    if(r.live)fill(el,r);
+    if(r.state){el.setAttribute("data-state",r.state);}
+    if(r.state!=="running"&&r.state!=="queued"){es.close();el.removeAttribute("data-sse");}
+  };
+  es.onerror=function(){es.close();el.removeAttribute("data-sse");};
+}
+var run=document.getElementById("run");
+if(run)watch(run);
 function poll(){
   document.querySelectorAll("[data-id]").forEach(function(el){
     var s=el.getAttribute("data-state");
-    if(s!=="running"&&s!=="queued")return;
+    if(el.getAttribute("data-sse")==="on"||(s!=="running"&&s!=="queued"))return;
     fetch("/api/runs/"+el.getAttribute("data-id")).then(function(r){return r.json();}).then(function(r){
       if(r&&r.id!==undefined){fill(el,r);el.setAttribute("data-state",r.state);}
     }).catch(function(){});

@@ -29,11 +29,7 @@ pub fn page(
          <tr><th>words</th><td class=\"words\">{words}</td></tr>\
          <tr><th>priority / throughput</th><td>{priority} / {throughput}</td></tr>\
          <tr><th>cores now</th><td data-f=\"cores\">{cores}</td></tr>\
-         <tr><th>games</th><td data-f=\"games\">{games}</td></tr>\
-         <tr><th>W-L-D</th><td data-f=\"wdl\">{wdl}</td></tr>\
-         <tr><th>Elo</th><td data-f=\"elo\">{elo}</td></tr>\
-         <tr><th>LLR (bounds)</th><td data-f=\"llr\">{llr}</td></tr>\
-         <tr><th>iteration</th><td data-f=\"iteration\">{iteration}</td></tr>\
+         <tr><th>games</th><td data-f=\"games\">{games}</td></tr>{numbers}\
          <tr><th>created / started / finished</th><td>{created} / {started} / {finished} UTC</td></tr>\
          <tr><th>exit code</th><td>{code}</td></tr>\
          <tr><th>directory</th><td><code>{dir}</code></td></tr></table>",
@@ -44,13 +40,11 @@ pub fn page(
         throughput = run.throughput,
         cores = cores.map_or("–".into(), |c| c.to_string()),
         games = live.games.map_or("–".into(), |g| g.to_string()),
-        wdl = match (live.wins, live.losses, live.draws) {
-            (Some(w), Some(l), Some(d)) => format!("{w}-{l}-{d}"),
-            _ => "–".into(),
+        numbers = if run.kind == "datagen" {
+            datagen_rows(live)
+        } else {
+            match_rows(live)
         },
-        elo = elo(live),
-        llr = llr(live),
-        iteration = live.iteration.map_or("–".into(), |i| i.to_string()),
         created = time(Some(run.created)),
         started = time(run.started),
         finished = time(run.finished),
@@ -66,10 +60,14 @@ pub fn page(
             esc(&run.stderr_tail)
         ));
     }
-    b.push_str(&format!(
-        "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
-        esc(&live.lines.join("\n"))
-    ));
+    if run.kind == "datagen" {
+        b.push_str(&training_files(id, files));
+    } else {
+        b.push_str(&format!(
+            "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
+            esc(&live.lines.join("\n"))
+        ));
+    }
     if !live.shards.is_empty() {
         b.push_str(&format!(
             "<h2>Shards</h2><p>The Slurm job array's tasks (<code>spar status RUN_DIR</code>):</p>{}",
@@ -114,4 +112,47 @@ pub fn page(
         t = run.throughput,
     ));
     layout(&format!("Run {id}: spar {}", run.kind), &b, LIVE_SCRIPT)
+}
+
+/// The rows of a match's, an SPRT's or a tune's numbers.
+fn match_rows(live: &Live) -> String {
+    format!(
+        "<tr><th>W-L-D</th><td data-f=\"wdl\">{wdl}</td></tr>\
+         <tr><th>Elo</th><td data-f=\"elo\">{elo}</td></tr>\
+         <tr><th>LLR (bounds)</th><td data-f=\"llr\">{llr}</td></tr>\
+         <tr><th>iteration</th><td data-f=\"iteration\">{iteration}</td></tr>",
+        wdl = match (live.wins, live.losses, live.draws) {
+            (Some(w), Some(l), Some(d)) => format!("{w}-{l}-{d}"),
+            _ => "–".into(),
+        },
+        elo = elo(live),
+        llr = llr(live),
+        iteration = live.iteration.map_or("–".into(), |i| i.to_string()),
+    )
+}
+
+/// The rows of a datagen run's numbers: its positions and their rate.
+fn datagen_rows(live: &Live) -> String {
+    format!(
+        "<tr><th>positions</th><td data-f=\"positions\">{}</td></tr>\
+         <tr><th>positions/s</th><td data-f=\"positions_per_s\">{}</td></tr>",
+        live.positions.map_or("–".into(), |p| p.to_string()),
+        num(live.positions_per_s, 1),
+    )
+}
+
+/// A datagen run's training files (`positions`, `positions.txt`, their indexes), each
+/// with its size and download link.
+fn training_files(id: i64, files: &[(String, u64)]) -> String {
+    let mut b = String::from(
+        "<h2>Training files</h2><table id=\"positions\"><tr><th>file</th><th>bytes</th></tr>",
+    );
+    for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with("positions")) {
+        b.push_str(&format!(
+            "<tr><td><a href=\"/runs/{id}/files/{n}\">{n}</a></td><td>{bytes}</td></tr>",
+            n = esc(name)
+        ));
+    }
+    b.push_str("</table>");
+    b
 }
