@@ -5,135 +5,20 @@
 //! the server during a run, restart, and the run finishes with the CLI's games.
 
 mod common;
+mod serve_common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
+use serve_common::{read, state, Server};
 
 /// A server on a free port, killed (-9) when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(data: &Path, log: &Path) -> Server {
-        let err = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut child = spar()
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--cores",
-                "2",
-                "--data-dir",
-            ])
-            .arg(data)
-            .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .expect("spawn spar serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or_else(|| panic!("no URL in {line:?}: {}", read(log)))
-            .to_string();
-        Server {
-            child,
-            addr,
-            log: log.to_path_buf(),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// One request: the status and the body.
-    fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        let body = body.unwrap_or("");
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (code, body.to_string())
-    }
-
-    fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-        let (code, text) = self.http(method, path, body.map(|b| b.to_string()).as_deref());
-        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    fn run(&self, id: i64) -> Value {
-        let (code, v) = self.json("GET", &format!("/api/runs/{id}"), None);
-        assert_eq!(code, 200, "{v}");
-        v
-    }
-
-    /// Waits until run `id` satisfies `pred` (panics after two minutes).
-    fn wait(&self, id: i64, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let start = Instant::now();
-        loop {
-            let v = self.run(id);
-            if pred(&v) {
-                return v;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(180),
-                "run {id}: waited too long for {what}: {v}\n{}",
-                read(&self.log)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
 fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
-}
-
-fn state(v: &Value) -> &str {
-    v["state"].as_str().unwrap_or("")
 }
 
 fn games(v: &Value) -> u64 {

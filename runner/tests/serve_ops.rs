@@ -7,96 +7,25 @@
 //! array, ends with the CLI's games, and its page shows the shards.
 
 mod common;
+mod serve_common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
+use serve_common::{read, state, Server};
 
 /// A server on a free port, killed (-9) when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-    log: PathBuf,
-}
-
+/// What only these tests ask of the server (the rest is `serve_common`'s).
 impl Server {
-    fn start(data: &Path, log: &Path, extra: &[&str], conf: Option<&str>, cwd: &Path) -> Server {
-        let err = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut cmd = spar();
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--cores", "2"])
-            .args(extra)
-            .arg("--data-dir")
-            .arg(data)
-            .current_dir(cwd)
-            .stdout(Stdio::piped())
-            .stderr(err);
-        if let Some(c) = conf {
-            cmd.env("SLURM_CONF", c);
-        }
-        let mut child = cmd.spawn().expect("spawn spar serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or_else(|| panic!("no URL in {line:?}: {}", read(log)))
-            .to_string();
-        Server {
-            child,
-            addr,
-            log: log.to_path_buf(),
-        }
-    }
-
-    /// One request: the status and the body.
-    fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        let body = body.unwrap_or("");
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (code, body.to_string())
-    }
-
-    fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-        let (code, text) = self.http(method, path, body.map(|b| b.to_string()).as_deref());
-        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
     fn submit(&self, kind: &str, w: &str) -> i64 {
         let body = json!({"kind": kind, "words": words(w)});
         let (code, v) = self.json("POST", "/api/runs", Some(&body));
         assert_eq!(code, 201, "{v}");
         v["id"].as_i64().unwrap()
-    }
-
-    fn run(&self, id: i64) -> Value {
-        let (code, v) = self.json("GET", &format!("/api/runs/{id}"), None);
-        assert_eq!(code, 200, "{v}");
-        v
     }
 
     /// Waits until `what` holds of `get()` (panics after `secs`).
@@ -119,10 +48,6 @@ impl Server {
         }
     }
 
-    fn wait(&self, id: i64, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        self.until(240, what, || self.run(id), pred)
-    }
-
     fn events(&self, query: &str) -> Vec<Value> {
         let (code, v) = self.json("GET", &format!("/api/events{query}"), None);
         assert_eq!(code, 200, "{v}");
@@ -130,23 +55,8 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
 fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
-}
-
-fn state(v: &Value) -> &str {
-    v["state"].as_str().unwrap_or("")
 }
 
 fn games(v: &Value) -> u64 {
@@ -188,7 +98,7 @@ fn the_event_log_and_the_machines_page_follow_the_runs() {
     let data = tmp.path().join("data");
     // A run directory without its row: reported in the log, never deleted.
     std::fs::create_dir_all(data.join("runs/99")).unwrap();
-    let server = Server::start(&data, &tmp.path().join("serve.log"), &[], None, tmp.path());
+    let server = Server::start_with(&data, &tmp.path().join("serve.log"), &[], None, tmp.path());
     let ev = server.events("");
     assert_eq!(kinds(&ev), ["server-start", "orphan"], "{ev:?}");
     assert!(ev[0]["run"].is_null());
@@ -337,7 +247,7 @@ fn a_run_on_a_slurm_server_plays_as_a_job_array_and_its_page_shows_the_shards() 
     };
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    let server = Server::start(
+    let server = Server::start_with(
         &data,
         &tmp.path().join("serve.log"),
         &["--slurm", "--shards", "2", "--cpus-per-shard", "1"],

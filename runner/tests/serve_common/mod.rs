@@ -24,25 +24,36 @@ pub struct Server {
 
 impl Server {
     pub fn start(data: &Path, log: &Path) -> Server {
+        let here = std::env::current_dir().unwrap();
+        Server::start_with(data, log, &[], None, &here)
+    }
+
+    /// A server with `extra` flags, `SLURM_CONF` set to `conf` (when given), started in
+    /// `cwd`.
+    pub fn start_with(
+        data: &Path,
+        log: &Path,
+        extra: &[&str],
+        conf: Option<&str>,
+        cwd: &Path,
+    ) -> Server {
         let err = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .unwrap();
-        let mut child = spar()
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--cores",
-                "2",
-                "--data-dir",
-            ])
+        let mut cmd = spar();
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--cores", "2"])
+            .args(extra)
+            .arg("--data-dir")
             .arg(data)
+            .current_dir(cwd)
             .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .expect("spawn spar serve");
+            .stderr(err);
+        if let Some(c) = conf {
+            cmd.env("SLURM_CONF", c);
+        }
+        let mut child = cmd.spawn().expect("spawn spar serve");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -104,7 +115,7 @@ impl Server {
                 return v;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(180),
+                start.elapsed() < Duration::from_secs(240),
                 "run {id}: waited too long for {what}: {v}\n{}",
                 read(&self.log)
             );
