@@ -10,57 +10,9 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-/// `SLURM_CONF` of a running local cluster, started on first use if need be.
-fn cluster(test: &str) -> Option<String> {
-    static CONF: OnceLock<Option<String>> = OnceLock::new();
-    let conf = CONF.get_or_init(|| {
-        let works = |conf: &str| {
-            Command::new("sinfo")
-                .env("SLURM_CONF", conf)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if let Ok(c) = std::env::var("SLURM_CONF") {
-            if works(&c) {
-                return Some(c);
-            }
-        }
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/slurm-local.sh");
-        let out = Command::new("bash").args([script, "up"]).output().ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let conf = text
-            .trim()
-            .strip_prefix("export SLURM_CONF=")
-            .map(str::to_string)?;
-        // Started here, stopped when this test process ends (whatever ends it): a watcher
-        // in its own session waits for this process, then brings the cluster down.
-        let watcher = format!(
-            "while kill -0 {} 2>/dev/null; do sleep 1; done; exec bash {script} down",
-            std::process::id()
-        );
-        let _ = Command::new("setsid")
-            .args(["-f", "bash", "-c", &watcher])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        (out.status.success() && works(&conf)).then_some(conf)
-    });
-    if conf.is_none() {
-        missing_client(
-            test,
-            "a local Slurm cluster (ci/slurm-local.sh up did not start one; it needs root and apt)",
-        );
-    }
-    conf.clone()
-}
 
 /// spar with the cluster's `SLURM_CONF`, in `dir`.
 fn spar_at(dir: &Path, conf: &str) -> Command {

@@ -10,8 +10,6 @@ mod common;
 mod serve_common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -190,51 +188,6 @@ fn the_event_log_and_the_machines_page_follow_the_runs() {
     assert_eq!(games(&v), 200, "{v}");
     std::fs::rename(dir.join("moved.csv"), dir.join("results.csv")).unwrap();
     assert_eq!(served(&data, a), cli("match", LONG, tmp.path()));
-}
-
-/// `SLURM_CONF` of a running local cluster (as `cluster_cli.rs` finds or starts it).
-fn cluster(test: &str) -> Option<String> {
-    static CONF: OnceLock<Option<String>> = OnceLock::new();
-    let conf = CONF.get_or_init(|| {
-        let works = |conf: &str| {
-            Command::new("sinfo")
-                .env("SLURM_CONF", conf)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if let Ok(c) = std::env::var("SLURM_CONF") {
-            if works(&c) {
-                return Some(c);
-            }
-        }
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/slurm-local.sh");
-        let out = Command::new("bash").args([script, "up"]).output().ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let conf = text
-            .trim()
-            .strip_prefix("export SLURM_CONF=")
-            .map(str::to_string)?;
-        let watcher = format!(
-            "while kill -0 {} 2>/dev/null; do sleep 1; done; exec bash {script} down",
-            std::process::id()
-        );
-        let _ = Command::new("setsid")
-            .args(["-f", "bash", "-c", &watcher])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        (out.status.success() && works(&conf)).then_some(conf)
-    });
-    if conf.is_none() {
-        missing_client(
-            test,
-            "a local Slurm cluster (ci/slurm-local.sh up did not start one; it needs root and apt)",
-        );
-    }
-    conf.clone()
 }
 
 const MATCH: &str = "--engine name=a --engine name=b --each nodes=400 --games 8 --seed 3";

@@ -279,3 +279,50 @@ pub fn report_counts(path: &Path) -> Vec<ReportCounts> {
         })
         .collect()
 }
+
+/// `SLURM_CONF` of a running local cluster, started on first use if need be.
+pub fn cluster(test: &str) -> Option<String> {
+    static CONF: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let conf = CONF.get_or_init(|| {
+        let works = |conf: &str| {
+            Command::new("sinfo")
+                .env("SLURM_CONF", conf)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if let Ok(c) = std::env::var("SLURM_CONF") {
+            if works(&c) {
+                return Some(c);
+            }
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../ci/slurm-local.sh");
+        let out = Command::new("bash").args([script, "up"]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let conf = text
+            .trim()
+            .strip_prefix("export SLURM_CONF=")
+            .map(str::to_string)?;
+        // Started here, stopped when this test process ends (whatever ends it): a watcher
+        // in its own session waits for this process, then brings the cluster down.
+        let watcher = format!(
+            "while kill -0 {} 2>/dev/null; do sleep 1; done; exec bash {script} down",
+            std::process::id()
+        );
+        let _ = Command::new("setsid")
+            .args(["-f", "bash", "-c", &watcher])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        (out.status.success() && works(&conf)).then_some(conf)
+    });
+    if conf.is_none() {
+        missing_client(
+            test,
+            "a local Slurm cluster (ci/slurm-local.sh up did not start one; it needs root and apt)",
+        );
+    }
+    conf.clone()
+}
