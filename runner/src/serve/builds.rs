@@ -138,26 +138,105 @@ pub fn exe_name(engine: &str, build: &str) -> String {
     }
 }
 
+/// What a build tells the event log: its kind (`build-start`, `build`, `build-cached`,
+/// `build-failure`) and the message.
+pub type BuildLog<'a> = &'a dyn Fn(&str, &str);
+
 /// The build of `engine` (built by `build` from git directory `source`) at commit `sha`:
-/// from the cache, or built now in a temporary checkout and cached.
+/// from the cache, or built now in a temporary checkout and cached. Each step goes to
+/// `log`: started, built (bench and seconds), taken from the cache, failed (its message,
+/// with the last lines of the output).
 pub fn ensure(
     data: &Path,
     engine: &str,
     build: &str,
     source: &Path,
     sha: &str,
+    log: BuildLog,
 ) -> Result<Built, String> {
     let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = cache_of(data, engine, sha);
     let exe = exe_name(engine, build);
+    let short = &sha[..12.min(sha.len())];
     if let Some(bench) = cached_bench(&dir) {
         if dir.join(&exe).is_file() {
+            log(
+                "build-cached",
+                &format!("engine {engine} at {short}: from the cache (bench {bench})"),
+            );
             return Ok(Built {
                 binary: dir.join(&exe),
                 bench,
             });
         }
     }
+    log(
+        "build-start",
+        &format!("engine {engine} at {short}: building ({build})"),
+    );
+    let start = Instant::now();
+    let made = make_and_bench(data, engine, build, source, sha, &dir, &exe);
+    match &made {
+        Ok(b) => log(
+            "build",
+            &format!(
+                "engine {engine} at {short}: built in {:.1} s, bench {}",
+                start.elapsed().as_secs_f64(),
+                b.bench
+            ),
+        ),
+        Err(e) => log(
+            "build-failure",
+            &format!(
+                "engine {engine} at {short}: failed after {:.1} s: {e}",
+                start.elapsed().as_secs_f64()
+            ),
+        ),
+    }
+    made
+}
+
+/// The work-tree clone a `spar` build of a mirrored (bare) repository builds in:
+/// `DATA/repos/NAME.work` beside `DATA/repos/NAME.git`, sharing its objects (`git clone
+/// --shared`: what a later fetch brings is seen at once), with the git= builder's cargo
+/// cache under its `target/spar-builds/`. A repository with a work tree is itself.
+fn work_tree_of(engine: &str, source: &Path) -> Result<PathBuf, String> {
+    let bare = git(source, &["rev-parse", "--is-bare-repository"])?;
+    if bare.trim() != "true" {
+        return Ok(source.to_path_buf());
+    }
+    let work = source.with_extension("work");
+    if !work.join(".git").exists() {
+        let _ = std::fs::remove_dir_all(&work);
+        let out = Command::new("git")
+            .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
+            .arg(source)
+            .arg(&work)
+            .stdin(Stdio::null())
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "engine {engine}: cannot clone {}: {}",
+                source.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    Ok(work)
+}
+
+/// Builds and benches `engine` at `sha` and installs it in the cache `dir`.
+fn make_and_bench(
+    data: &Path,
+    engine: &str,
+    build: &str,
+    source: &Path,
+    sha: &str,
+    dir: &Path,
+    exe: &str,
+) -> Result<Built, String> {
     let short = &sha[..12.min(sha.len())];
     let tmp = data.join("tmp");
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
@@ -167,7 +246,7 @@ pub fn ensure(
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     let built = match build {
         "spar" => {
-            let top = source.to_path_buf();
+            let top = work_tree_of(engine, source)?;
             crate::engines::git_build::ensure_built(Some(sha), &[], &top, true)
                 .map_err(|e| format!("engine {engine} at {short}: the build failed: {e}"))?
         }
@@ -196,16 +275,16 @@ pub fn ensure(
         .prefix(&format!(".{sha}-"))
         .tempdir_in(parent)
         .map_err(|e| format!("{}: {e}", parent.display()))?;
-    std::fs::copy(&built, stage.path().join(&exe))
+    std::fs::copy(&built, stage.path().join(exe))
         .map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
     std::fs::write(stage.path().join("bench"), format!("{bench}\n"))
         .map_err(|e| format!("{}: {e}", stage.path().display()))?;
-    let _ = std::fs::remove_dir_all(&dir); // a half-made one (no bench file)
+    let _ = std::fs::remove_dir_all(dir); // a half-made one (no bench file)
     let stage = stage.keep();
-    std::fs::rename(&stage, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::rename(&stage, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     eprintln!("spar serve: engine {engine} built at {short}: bench {bench}");
     Ok(Built {
-        binary: dir.join(&exe),
+        binary: dir.join(exe),
         bench,
     })
 }

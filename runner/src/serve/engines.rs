@@ -38,11 +38,9 @@ pub struct Register {
     pub build: Option<String>,
 }
 
-/// Registers an engine; nothing is stored when it is refused.
-pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
-    let name = r.name.trim();
-    check_name(name).map_err(Refused::Bad)?;
-    let build = r.build.as_deref().map(str::trim).filter(|b| !b.is_empty());
+/// Checks a build's name (`make` when empty).
+fn check_build(build: Option<&str>) -> Result<String, Refused> {
+    let build = build.map(str::trim).filter(|b| !b.is_empty());
     let build = build.unwrap_or("make");
     if !builds::BUILDS_KINDS.contains(&build) {
         return Err(Refused::Bad(format!(
@@ -50,7 +48,13 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
             builds::BUILDS_KINDS.join(", ")
         )));
     }
-    let repo = r.repo.trim();
+    Ok(build.to_string())
+}
+
+/// The repository of engine `name` as registered (an absolute path, or the URL) and the git
+/// directory the server reads (the path, or its mirror of the URL, cloned or fetched now).
+fn source_of(st: &AppState, name: &str, repo: &str) -> Result<(String, PathBuf), Refused> {
+    let repo = repo.trim();
     if repo.is_empty()
         || repo.starts_with('-')
         || repo.len() > 1000
@@ -60,61 +64,190 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
             "repository '{repo}': a path of a git repository or a URL"
         )));
     }
-    if st.db.lock().expect("db lock").engine(name)?.is_some() {
+    if is_url(repo) {
+        let mirror = mirror(st, name, repo)?;
+        return Ok((repo.to_string(), mirror));
+    }
+    let path = Path::new(&st.cwd).join(repo);
+    let path = std::fs::canonicalize(&path)
+        .map_err(|e| Refused::Bad(format!("repository {repo}: {e}")))?;
+    builds::git(&path, &["rev-parse", "--git-dir"]).map_err(|e| {
+        Refused::Bad(format!(
+            "repository {repo}: not a git repository the server can read ({})",
+            e.lines().next().unwrap_or("git failed")
+        ))
+    })?;
+    Ok((path.to_string_lossy().into_owned(), path))
+}
+
+/// The server's mirror of `url` for engine `name`, `DATA/repos/NAME.git`: cloned when
+/// missing; an existing one (the name registered before, or its repository changed) is
+/// fetched from `url` and follows it from then on. The URL is an argument, never a shell
+/// word; git never prompts.
+fn mirror(st: &AppState, name: &str, url: &str) -> Result<PathBuf, Refused> {
+    let mirror = st.data_dir.join("repos").join(format!("{name}.git"));
+    let refuse = |out: std::process::Output| {
+        Refused::Bad(format!(
+            "repository {url}: cannot clone it: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    };
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| Refused::Internal(format!("cannot run git: {e}")))
+    };
+    let m = mirror.to_string_lossy().into_owned();
+    if mirror.exists() {
+        let out = git(&[
+            "-C",
+            &m,
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--",
+            url,
+            "+refs/*:refs/*",
+        ])?;
+        if !out.status.success() {
+            return Err(refuse(out));
+        }
+        git(&["-C", &m, "remote", "set-url", "origin", "--", url])?;
+        return Ok(mirror);
+    }
+    let parent = mirror.parent().expect("repos/");
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let out = git(&["clone", "--quiet", "--mirror", "--", url, &m])?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&mirror);
+        return Err(refuse(out));
+    }
+    Ok(mirror)
+}
+
+/// Registers an engine (a removed engine's name too); nothing is stored when it is refused.
+pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
+    let name = r.name.trim();
+    check_name(name).map_err(Refused::Bad)?;
+    let build = check_build(r.build.as_deref())?;
+    let taken = |st: &AppState| -> Result<bool, Refused> {
+        let e = st.db.lock().expect("db lock").engine(name)?;
+        Ok(e.is_some_and(|e| e.removed.is_none()))
+    };
+    if taken(st)? {
         return Err(Refused::Conflict(format!(
             "engine {name} is registered already"
         )));
     }
-    let (shown, source) = if is_url(repo) {
-        if build == "spar" {
-            return Err(Refused::Bad(
-                "build spar needs the repository as a path (the git= builder builds in a \
-                 checkout of it)"
-                    .into(),
-            ));
-        }
-        // A mirror the server reads and fetches (the URL is an argument, never a shell word).
-        let mirror = st.data_dir.join("repos").join(format!("{name}.git"));
-        if !mirror.exists() {
-            let parent = mirror.parent().expect("repos/");
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-            let out = std::process::Command::new("git")
-                .args(["clone", "--quiet", "--mirror", "--", repo])
-                .arg(&mirror)
-                .env("GIT_TERMINAL_PROMPT", "0")
-                .stdin(std::process::Stdio::null())
-                .output()
-                .map_err(|e| format!("cannot run git: {e}"))?;
-            if !out.status.success() {
-                let _ = std::fs::remove_dir_all(&mirror);
-                return Err(Refused::Bad(format!(
-                    "repository {repo}: cannot clone it: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
-            }
-        }
-        (repo.to_string(), mirror)
-    } else {
-        let path = Path::new(&st.cwd).join(repo);
-        let path = std::fs::canonicalize(&path)
-            .map_err(|e| Refused::Bad(format!("repository {repo}: {e}")))?;
-        builds::git(&path, &["rev-parse", "--git-dir"]).map_err(|e| {
-            Refused::Bad(format!(
-                "repository {repo}: not a git repository the server can read ({})",
-                e.lines().next().unwrap_or("git failed")
-            ))
-        })?;
-        let p = path.to_string_lossy().into_owned();
-        (p, path)
-    };
+    let (shown, source) = source_of(st, name, &r.repo)?;
     let source = source.to_string_lossy().into_owned();
     let db = st.db.lock().expect("db lock");
-    if !db.insert_engine(name, &shown, &source, build)? {
+    if !db.insert_engine(name, &shown, &source, &build)? {
         return Err(Refused::Conflict(format!(
             "engine {name} is registered already"
         )));
     }
+    let _ = db.event(
+        None,
+        "engine",
+        &format!("engine {name} registered: {shown} (build {build})"),
+    );
     Ok(db.engine(name)?.expect("the engine was stored"))
+}
+
+/// A change of a registered engine, as the API and the engines page take it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    /// A new repository (a path or a URL); unchanged when absent.
+    pub repo: Option<String>,
+    /// A new build (`make` or `spar`); unchanged when absent.
+    pub build: Option<String>,
+}
+
+/// Refuses with a 409 when a queued or running run uses engine `name`.
+fn refuse_in_use(st: &AppState, name: &str, what: &str) -> Result<(), Refused> {
+    let ids = st.db.lock().expect("db lock").runs_using(name)?;
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    Err(Refused::Conflict(format!(
+        "engine {name}: cannot {what} while run{} {} use{} it (queued or running): stop or \
+         delete {}, or wait until they end",
+        if ids.len() == 1 { "" } else { "s" },
+        list.join(", "),
+        if ids.len() == 1 { "s" } else { "" },
+        if ids.len() == 1 { "it" } else { "them" },
+    )))
+}
+
+/// The registered (not removed) engine `name`.
+fn registered(st: &AppState, name: &str) -> Result<Engine, Refused> {
+    let e = get(st, name)?;
+    if e.removed.is_some() {
+        return Err(Refused::NotFound(format!(
+            "engine {name} was removed (register it again on /engines)"
+        )));
+    }
+    Ok(e)
+}
+
+/// Changes a registered engine's repository or build; refused (409, with the run ids) while
+/// a queued or running run uses it. Finished runs keep what they recorded.
+pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
+    let e = registered(st, name)?;
+    let build = match &ed.build {
+        Some(b) => check_build(Some(b))?,
+        None => e.build.clone(),
+    };
+    let repo = ed
+        .repo
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty() && *r != e.repo);
+    if repo.is_none() && build == e.build {
+        return Ok(e);
+    }
+    refuse_in_use(
+        st,
+        name,
+        if repo.is_some() {
+            "change its repository"
+        } else {
+            "change its build"
+        },
+    )?;
+    let (shown, source) = match repo {
+        Some(r) => {
+            let (shown, source) = source_of(st, name, r)?;
+            (shown, source.to_string_lossy().into_owned())
+        }
+        None => (e.repo.clone(), e.source.clone()),
+    };
+    let db = st.db.lock().expect("db lock");
+    db.update_engine(name, &shown, &source, &build)?;
+    let _ = db.event(
+        None,
+        "engine",
+        &format!("engine {name} changed: {shown} (build {build})"),
+    );
+    Ok(db.engine(name)?.expect("the engine is stored"))
+}
+
+/// Removes a registered engine: refused (409, with the run ids) while a queued or running
+/// run uses it. Its row stays, marked removed (the runs that used it keep their engines,
+/// commits and diffs), and so do its cached builds; its name may be registered again.
+pub fn remove(st: &AppState, name: &str) -> Result<Engine, Refused> {
+    registered(st, name)?;
+    refuse_in_use(st, name, "remove it")?;
+    let db = st.db.lock().expect("db lock");
+    db.remove_engine(name)?;
+    let _ = db.event(None, "engine", &format!("engine {name} removed"));
+    Ok(db.engine(name)?.expect("the engine is kept"))
 }
 
 /// The engine `name`.
@@ -231,8 +364,13 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
         };
         let source = PathBuf::from(&e.source);
         let sha = builds::resolve(&engine, &source, &rev, is_url(&e.repo)).map_err(Refused::Bad)?;
-        let built =
-            builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha).map_err(Refused::Bad)?;
+        let log = |kind: &str, message: &str| {
+            if let Err(e) = st.db.lock().expect("db lock").event(None, kind, message) {
+                eprintln!("spar serve: the event log: {e}");
+            }
+        };
+        let built = builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha, &log)
+            .map_err(Refused::Bad)?;
         if let Some(x) = expected {
             if x != built.bench {
                 return Err(Refused::Bad(format!(
@@ -285,6 +423,9 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
 
 fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refused> {
     match get(st, name) {
+        Ok(e) if e.removed.is_some() => Err(Refused::Bad(format!(
+            "engine={name}: engine '{name}' was removed (register it again on /engines)"
+        ))),
         Ok(e) => Ok(e),
         Err(Refused::NotFound(_)) => Err(Refused::Bad(format!(
             "engine={name}: no engine '{name}' is registered (register it on /engines)"

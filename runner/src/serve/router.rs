@@ -22,6 +22,8 @@ pub fn build(state: Shared) -> Router {
         .route("/runs/{id}/note", post(forms::note))
         .route("/runs/{id}/delete", post(forms::delete))
         .route("/engines", get(engines::index).post(engines::submit))
+        .route("/engines/{name}/edit", post(engines::edit_form))
+        .route("/engines/{name}/remove", post(engines::remove_form))
         .route("/events", get(ops::events))
         .route("/machines", get(ops::machines))
         // The JSON API.
@@ -33,7 +35,12 @@ pub fn build(state: Shared) -> Router {
         .route("/api/runs/{id}/priority", post(api::priority))
         .route("/api/runs/{id}/note", post(api::note))
         .route("/api/engines", get(engines::list).post(engines::register))
-        .route("/api/engines/{name}", get(engines::get))
+        .route(
+            "/api/engines/{name}",
+            get(engines::get)
+                .patch(engines::patch)
+                .delete(engines::remove),
+        )
         .route("/api/events", get(ops::api_events))
         .route("/api/machines", get(ops::api_machines))
         .with_state(state)

@@ -18,6 +18,8 @@ pub struct Engine {
     /// `make` or `spar`.
     pub build: String,
     pub created: i64,
+    /// When it was removed (Unix seconds); `None` while it is registered.
+    pub removed: Option<i64>,
 }
 
 /// A registered engine as one run names it: the revision resolved and the build's bench.
@@ -49,28 +51,69 @@ fn engine_from(r: &Row) -> rusqlite::Result<Engine> {
         source: r.get(2)?,
         build: r.get(3)?,
         created: r.get(4)?,
+        removed: r.get(5)?,
     })
 }
 
 impl Db {
-    /// Stores a new engine; `Ok(false)` when the name is taken.
+    /// Stores a new engine (or registers a removed one's name again); `Ok(false)` when the
+    /// name is taken.
     pub fn insert_engine(&self, name: &str, repo: &str, source: &str, build: &str) -> Result<bool> {
         let n = self
             .conn
             .execute(
-                "INSERT OR IGNORE INTO engines (name, repo, source, build, created) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO engines (name, repo, source, build, created) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (name) DO UPDATE SET repo = ?2, source = ?3, build = ?4, \
+                 created = ?5, removed = NULL WHERE removed IS NOT NULL",
                 params![name, repo, source, build, now()],
             )
             .map_err(db_err)?;
         Ok(n == 1)
     }
 
+    /// Changes a registered engine's repository (as registered and as read) and build.
+    pub fn update_engine(&self, name: &str, repo: &str, source: &str, build: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE engines SET repo = ?2, source = ?3, build = ?4 \
+                 WHERE name = ?1 AND removed IS NULL",
+                params![name, repo, source, build],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+    }
+
+    /// Marks engine `name` removed (its row stays: runs name it).
+    pub fn remove_engine(&self, name: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE engines SET removed = ?2 WHERE name = ?1 AND removed IS NULL",
+                params![name, now()],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+    }
+
+    /// The queued and running runs (not deleted) that use engine `name`, by id.
+    pub fn runs_using(&self, name: &str) -> Result<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT r.id FROM run_engines e JOIN runs r ON r.id = e.run_id \
+                 WHERE e.engine = ?1 AND r.deleted = 0 AND r.state IN ('queued', 'running') \
+                 ORDER BY r.id",
+            )
+            .map_err(db_err)?;
+        let rows = st.query_map(params![name], |r| r.get(0)).map_err(db_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
+    }
+
     /// The engine `name`.
     pub fn engine(&self, name: &str) -> Result<Option<Engine>> {
         self.conn
             .query_row(
-                "SELECT name, repo, source, build, created FROM engines WHERE name = ?1",
+                "SELECT name, repo, source, build, created, removed FROM engines WHERE name = ?1",
                 params![name],
                 engine_from,
             )
@@ -82,7 +125,10 @@ impl Db {
     pub fn engines(&self) -> Result<Vec<Engine>> {
         let mut st = self
             .conn
-            .prepare("SELECT name, repo, source, build, created FROM engines ORDER BY name")
+            .prepare(
+                "SELECT name, repo, source, build, created, removed FROM engines \
+                 ORDER BY removed IS NOT NULL, name",
+            )
             .map_err(db_err)?;
         let rows = st.query_map([], engine_from).map_err(db_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
@@ -179,5 +225,15 @@ mod tests {
         let got = db.run_engines(id).unwrap();
         assert_eq!((got[0].bench, got[0].words.clone()), (123, row.words));
         assert!(db.run_engines(id + 1).unwrap().is_empty());
+        // The queued run uses the engine; a removed engine keeps its row, and its name may
+        // be registered again.
+        assert_eq!(db.runs_using("e").unwrap(), vec![id]);
+        db.update_engine("e", "/t", "/t", "spar").unwrap();
+        assert_eq!(db.engine("e").unwrap().unwrap().build, "spar");
+        db.remove_engine("e").unwrap();
+        assert!(db.engine("e").unwrap().unwrap().removed.is_some());
+        assert!(db.insert_engine("e", "/u", "/u", "make").unwrap());
+        let again = db.engine("e").unwrap().unwrap();
+        assert_eq!((again.repo.as_str(), again.removed), ("/u", None));
     }
 }

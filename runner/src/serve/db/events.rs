@@ -1,6 +1,7 @@
 //! The `events` table: the server's log of what happened to runs (submitted, started,
-//! stopped, re-balanced, finished, failed, deleted…) and to itself (started, stopped, an
-//! orphan run directory). Written by the scheduler, the actions and the server's start;
+//! stopped, re-balanced, finished, failed, deleted…), to itself (started, stopped, an
+//! orphan run directory) and to the registered engines (registered, changed, removed; each
+//! build started, built, taken from the cache, failed). Written by the scheduler, the actions and the server's start;
 //! read by `/events` and `/api/events`, newest first.
 
 use rusqlite::params;
@@ -23,6 +24,11 @@ pub const KINDS: &[&str] = &[
     "server-start",
     "server-stop",
     "orphan",
+    "engine",
+    "build-start",
+    "build",
+    "build-cached",
+    "build-failure",
 ];
 
 /// One event.

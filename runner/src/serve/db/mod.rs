@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_runs.sql"),
     include_str!("migrations/0002_engines.sql"),
     include_str!("migrations/0003_events.sql"),
+    include_str!("migrations/0004_forms.sql"),
 ];
 
 /// The schema version this binary writes.

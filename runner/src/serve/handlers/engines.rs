@@ -1,5 +1,6 @@
-//! Registered engines: the JSON API (`GET/POST /api/engines`, `GET /api/engines/{name}`),
-//! the engines page and its registration form.
+//! Registered engines: the JSON API (`GET/POST /api/engines`, `GET/PATCH/DELETE
+//! /api/engines/{name}`), the engines page, its registration form and each engine's edit
+//! and remove forms.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,7 +13,7 @@ use super::{blocking, ApiError};
 use crate::serve::actions::Refusal;
 use crate::serve::builds;
 use crate::serve::db::engines::Engine;
-use crate::serve::engines::{self, Register};
+use crate::serve::engines::{self, Edit, Register};
 use crate::serve::pages::engines::{self as page, EngineForm};
 use crate::serve::state::Shared;
 
@@ -75,6 +76,85 @@ pub async fn register(
     Ok((StatusCode::CREATED, Json(engine_json(&st, &e))))
 }
 
+/// `PATCH /api/engines/{name}` with `{repo?, build?}`: the engine as changed (409 while a
+/// queued or running run uses it).
+pub async fn patch(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+    Json(ed): Json<Edit>,
+) -> Result<Json<Value>, ApiError> {
+    let e = blocking(&st, move |st| {
+        engines::edit(st, &name, &ed).map_err(Refusal::from)
+    })
+    .await?;
+    Ok(Json(engine_json(&st, &e)))
+}
+
+/// `DELETE /api/engines/{name}`: the engine, marked removed (409 while a queued or running
+/// run uses it).
+pub async fn remove(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let e = blocking(&st, move |st| {
+        engines::remove(st, &name).map_err(Refusal::from)
+    })
+    .await?;
+    Ok(Json(engine_json(&st, &e)))
+}
+
+/// An engine's edit form's fields.
+#[derive(Deserialize)]
+pub struct EditForm {
+    #[serde(default)]
+    pub repo: String,
+    #[serde(default)]
+    pub build: String,
+}
+
+/// The engines page after an edit or a removal: back to it, or (refused) the page with
+/// the message at the top and a 4xx.
+fn after_change(st: &Shared, r: Result<Engine, Refusal>) -> Response {
+    match r {
+        Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
+        Err(r) => {
+            let form = EngineForm {
+                build: "make".into(),
+                change_error: Some(r.message().to_string()),
+                ..EngineForm::default()
+            };
+            let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            page_with(st, &form, code)
+        }
+    }
+}
+
+/// `POST /engines/{name}/edit`: a new repository or build.
+pub async fn edit_form(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+    Form(f): Form<EditForm>,
+) -> Response {
+    let ed = Edit {
+        repo: Some(f.repo),
+        build: Some(f.build).filter(|b| !b.trim().is_empty()),
+    };
+    let r = blocking(&st, move |st| {
+        engines::edit(st, &name, &ed).map_err(Refusal::from)
+    })
+    .await;
+    after_change(&st, r)
+}
+
+/// `POST /engines/{name}/remove`.
+pub async fn remove_form(State(st): State<Shared>, Path(name): Path<String>) -> Response {
+    let r = blocking(&st, move |st| {
+        engines::remove(st, &name).map_err(Refusal::from)
+    })
+    .await;
+    after_change(&st, r)
+}
+
 fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
     match st.db.lock().expect("db lock").engines() {
         Ok(all) => {
@@ -129,6 +209,7 @@ pub async fn submit(State(st): State<Shared>, Form(f): Form<RegisterForm>) -> Re
                 repo: f.repo,
                 build: f.build,
                 error: Some(r.message().to_string()),
+                change_error: None,
             };
             let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
             page_with(&st, &form, code)

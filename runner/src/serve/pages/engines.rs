@@ -13,6 +13,8 @@ pub struct EngineForm {
     pub repo: String,
     pub build: String,
     pub error: Option<String>,
+    /// Why an engine's edit or removal was refused (shown at the top).
+    pub change_error: Option<String>,
 }
 
 /// The engines page: each engine with its builds (sha, bench), and the form.
@@ -22,12 +24,15 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
          <code>--engine name=dev engine=NAME rev=BRANCH bench=N</code>; the server builds the \
          revision (cached by commit) and refuses a bench that differs.</p>",
     );
+    if let Some(e) = &form.change_error {
+        b.push_str(&format!("<p class=\"err\" id=\"error\">{}</p>", esc(e)));
+    }
     if engines.is_empty() {
         b.push_str("<p>No engine is registered.</p>");
     } else {
         b.push_str(
             "<table id=\"engines\"><tr><th>name</th><th>repository</th><th>build</th>\
-             <th>registered</th><th>builds (sha: bench)</th></tr>",
+             <th>registered</th><th>builds (sha: bench)</th><th>change</th></tr>",
         );
         for (e, builds) in engines {
             let list: Vec<String> = builds
@@ -38,7 +43,8 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
                 .collect();
             b.push_str(&format!(
                 "<tr id=\"engine-{n}\"><td>{n}</td><td><code>{repo}</code></td><td>{build}</td>\
-                 <td>{created} UTC</td><td>{list}</td></tr>",
+                 <td>{created} UTC</td><td>{list}</td><td>{change}</td></tr>",
+                change = change_forms(e),
                 n = esc(&e.name),
                 repo = esc(&e.repo),
                 build = esc(&e.build),
@@ -73,6 +79,29 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
         spar = option("spar", "spar (the git= builder, then spar bench)"),
     ));
     layout("Engines", &b, "")
+}
+
+/// An engine's edit form (repository, build) and remove button; a removed engine's date.
+fn change_forms(e: &Engine) -> String {
+    if e.removed.is_some() {
+        return format!("removed {} UTC", time(e.removed));
+    }
+    let n = esc(&e.name);
+    let option = |v: &str| {
+        let sel = if e.build == v { " selected" } else { "" };
+        format!("<option{sel}>{v}</option>")
+    };
+    format!(
+        "<form method=\"post\" action=\"/engines/{n}/edit\">\
+         <input name=\"repo\" value=\"{repo}\" size=\"30\" aria-label=\"repository\"> \
+         <select name=\"build\" aria-label=\"build\">{make}{spar}</select> \
+         <button type=\"submit\">Change</button></form>\
+         <form method=\"post\" action=\"/engines/{n}/remove\">\
+         <button type=\"submit\">Remove</button></form>",
+        repo = esc(&e.repo),
+        make = option("make"),
+        spar = option("spar"),
+    )
 }
 
 /// The run page's section on its registered engines.
