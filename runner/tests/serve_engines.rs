@@ -232,27 +232,6 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
     );
 }
 
-/// A form POST (`application/x-www-form-urlencoded`): the status and the body.
-fn form(server: &Server, path: &str, body: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(&server.addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        server.addr,
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-    (
-        head.split_whitespace().nth(1).unwrap().parse().unwrap(),
-        body.to_string(),
-    )
-}
-
 #[test]
 fn the_form_registers_and_refuses_and_a_url_is_mirrored() {
     let tmp = tempfile::tempdir().unwrap();
@@ -264,13 +243,15 @@ fn the_form_registers_and_refuses_and_a_url_is_mirrored() {
     let repo_s = repo.to_str().unwrap();
 
     // The form: a refusal comes back with the message (escaped) and a 400, then a success.
-    let (code, page) = form(&server, "/engines", "name=%3Cb%3E&repo=x&build=make");
+    let (code, page) = server.form(
+        "/engines",
+        &[("name", "<b>"), ("repo", "x"), ("build", "make")],
+    );
     assert_eq!(code, 400, "{page}");
     assert!(page.contains("engine name &#39;&lt;b&gt;&#39;"), "{page}");
-    let (code, _) = form(
-        &server,
+    let (code, _) = server.form(
         "/engines",
-        &format!("name=tiny&repo={repo_s}&build=make"),
+        &[("name", "tiny"), ("repo", repo_s), ("build", "make")],
     );
     assert_eq!(code, 303);
     let (code, page) = server.http("GET", "/engines", None);
@@ -380,6 +361,49 @@ fn a_spar_engine_is_built_by_the_git_builder() {
         .map(|w| w.as_str().unwrap())
         .collect();
     assert!(words.contains(&"args=uci"), "{words:?}");
+    let id = run["id"].as_i64().unwrap();
+    let done = server.wait(id, "finished", |v| state(v) == "finished");
+    assert_eq!(done["live"]["games"].as_u64(), Some(4), "{done}");
+}
+
+#[test]
+fn a_spar_engine_from_a_url_is_mirrored_and_built_by_the_git_builder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("fake");
+    fake_spar(&repo);
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let url = format!("file://{}", repo.display());
+    let (code, e) = server.json(
+        "POST",
+        "/api/engines",
+        Some(&json!({"name": "spar3", "repo": url, "build": "spar"})),
+    );
+    assert_eq!(code, 201, "{e}");
+    assert!(
+        e["source"].as_str().unwrap().ends_with("repos/spar3.git"),
+        "{e}"
+    );
+    let (code, run) = submit(
+        &server,
+        &format!("--engine name=dev engine=spar3 rev=main bench=777 --engine name=base {LIMITS}"),
+    );
+    assert_eq!(code, 201, "{run}\n{}", read(&server.log));
+    assert_eq!(run["engines"][0]["bench"].as_u64(), Some(777), "{run}");
+    assert!(
+        run["words"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("args=uci")),
+        "{run}"
+    );
+    // Built in a work tree sharing the mirror's objects, never in the mirror.
+    let work = data.canonicalize().unwrap().join("repos/spar3.work");
+    assert!(
+        work.join("target/spar-builds").is_dir(),
+        "{}",
+        work.display()
+    );
     let id = run["id"].as_i64().unwrap();
     let done = server.wait(id, "finished", |v| state(v) == "finished");
     assert_eq!(done["live"]["games"].as_u64(), Some(4), "{done}");

@@ -13,6 +13,7 @@ pub mod actions;
 pub mod builds;
 pub mod db;
 pub mod engines;
+pub mod form_words;
 pub mod handlers;
 pub mod live;
 pub mod pages;

@@ -95,6 +95,43 @@ impl Server {
         (code, body.to_string())
     }
 
+    /// A form POST as a browser sends it (`application/x-www-form-urlencoded`, each value
+    /// encoded): the status and the body.
+    pub fn form(&self, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let enc = |s: &str| {
+            s.bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                        (b as char).to_string()
+                    }
+                    b' ' => "+".to_string(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect::<String>()
+        };
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .collect();
+        let body = body.join("&");
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        (code, body.to_string())
+    }
+
     pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         let (code, text) = self.http(method, path, body.map(|b| b.to_string()).as_deref());
         (code, serde_json::from_str(&text).unwrap_or(Value::Null))

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::blocking;
 use super::pages::index_with;
 use crate::serve::actions::{self, Refusal, Submit};
+use crate::serve::form_words::{engine_words, EngineFields};
 use crate::serve::pages::html::{esc, layout};
 use crate::serve::pages::index::FormState;
 use crate::serve::pages::split_words;
@@ -26,6 +27,39 @@ pub struct NewRunForm {
     pub throughput: String,
     #[serde(default)]
     pub note: String,
+    /// The engine fields (OpenBench's dev and base): empty, `:spar` or a registered name.
+    #[serde(default)]
+    pub engine: String,
+    #[serde(default)]
+    pub dev_rev: String,
+    #[serde(default)]
+    pub dev_bench: String,
+    #[serde(default)]
+    pub dev_words: String,
+    #[serde(default)]
+    pub base_rev: String,
+    #[serde(default)]
+    pub base_bench: String,
+    #[serde(default)]
+    pub base_words: String,
+}
+
+impl NewRunForm {
+    /// The run's words: the engine fields' engines, then the words field's words.
+    fn words(&self) -> Result<Vec<String>, String> {
+        let side =
+            |what: &str, text: &str| split_words(text).map_err(|e| format!("{what} words: {e}"));
+        let fields = EngineFields {
+            engine: self.engine.trim().to_string(),
+            dev_rev: self.dev_rev.trim().to_string(),
+            dev_bench: self.dev_bench.trim().to_string(),
+            dev_words: side("dev", &self.dev_words)?,
+            base_rev: self.base_rev.trim().to_string(),
+            base_bench: self.base_bench.trim().to_string(),
+            base_words: side("base", &self.base_words)?,
+        };
+        engine_words(&fields, split_words(&self.words)?)
+    }
 }
 
 fn number(field: &str, text: &str) -> Result<Option<i64>, Refusal> {
@@ -56,7 +90,7 @@ pub async fn submit(State(st): State<Shared>, Form(f): Form<NewRunForm>) -> Resp
     let parsed = (|| {
         Ok::<_, Refusal>(Submit {
             kind: f.kind.clone(),
-            words: split_words(&f.words).map_err(Refusal::Bad)?,
+            words: f.words().map_err(Refusal::Bad)?,
             priority: number("priority", &f.priority)?,
             throughput: number("throughput", &f.throughput)?,
             note: Some(f.note.clone()),
@@ -75,6 +109,13 @@ pub async fn submit(State(st): State<Shared>, Form(f): Form<NewRunForm>) -> Resp
                 priority: f.priority,
                 throughput: f.throughput,
                 note: f.note,
+                engine: f.engine,
+                dev_rev: f.dev_rev,
+                dev_bench: f.dev_bench,
+                dev_words: f.dev_words,
+                base_rev: f.base_rev,
+                base_bench: f.base_bench,
+                base_words: f.base_words,
                 error: Some(r.message().to_string()),
             };
             index_with(&st, &form, status(&r))

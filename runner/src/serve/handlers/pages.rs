@@ -33,12 +33,19 @@ pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
         limit: Some(200),
         ..Filter::default()
     };
-    match with_live(st, &f) {
-        Ok(runs) => (
+    let engines = st.db.lock().expect("db lock").engines().map(|all| {
+        all.into_iter()
+            .filter(|e| e.removed.is_none())
+            .map(|e| e.name)
+            .collect::<Vec<_>>()
+    });
+    match with_live(st, &f).and_then(|runs| Ok((runs, engines?))) {
+        Ok((runs, engines)) => (
             code,
             Html(pages::index::page(
                 &runs,
                 &words::kinds(),
+                &engines,
                 st.sched.cores(),
                 form,
             )),

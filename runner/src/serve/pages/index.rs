@@ -3,6 +3,7 @@
 use super::html::{esc, layout};
 use super::{rows, LIVE_SCRIPT, TABLE_HEAD};
 use crate::serve::db::runs::Run;
+use crate::serve::form_words::EMBEDDED;
 use crate::serve::live::Live;
 
 /// What the form had, to show again with its error.
@@ -13,11 +14,25 @@ pub struct FormState {
     pub priority: String,
     pub throughput: String,
     pub note: String,
+    /// The engine fields: empty (the words name the engines), `:spar`, or a registered name.
+    pub engine: String,
+    pub dev_rev: String,
+    pub dev_bench: String,
+    pub dev_words: String,
+    pub base_rev: String,
+    pub base_bench: String,
+    pub base_words: String,
     pub error: Option<String>,
 }
 
-/// The index page.
-pub fn page(runs: &[(Run, Live)], kinds: &[&str], cores: usize, form: &FormState) -> String {
+/// The index page; `engines`: the registered engines' names, for the form.
+pub fn page(
+    runs: &[(Run, Live)],
+    kinds: &[&str],
+    engines: &[String],
+    cores: usize,
+    form: &FormState,
+) -> String {
     let section = |title: &str, states: &[&str]| {
         let these: Vec<(Run, Live)> = runs
             .iter()
@@ -34,12 +49,13 @@ pub fn page(runs: &[(Run, Live)], kinds: &[&str], cores: usize, form: &FormState
     body.push_str(&section("Running", &["running"]));
     body.push_str(&section("Queued", &["queued"]));
     body.push_str(&section("Finished", &["finished", "failed", "stopped"]));
-    body.push_str(&form_html(kinds, form));
+    body.push_str(&form_html(kinds, engines, form));
     layout("Runs", &body, LIVE_SCRIPT)
 }
 
-/// The new-run form.
-pub fn form_html(kinds: &[&str], form: &FormState) -> String {
+/// The new-run form: the kind, the engine fields (OpenBench's dev and base), the words,
+/// the priority, the throughput and the note.
+pub fn form_html(kinds: &[&str], engines: &[String], form: &FormState) -> String {
     let options: String = kinds
         .iter()
         .map(|k| {
@@ -53,6 +69,7 @@ pub fn form_html(kinds: &[&str], form: &FormState) -> String {
     format!(
         "<h2 id=\"new\">New run</h2>{error}<form method=\"post\" action=\"/runs\">\
          <p><label>kind <select name=\"kind\">{options}</select></label></p>\
+         {engine_fields}\
          <p><label>words (as after <code>spar KIND</code>; quotes keep spaces)<br>\
          <textarea name=\"words\" rows=\"4\" placeholder=\"--engine name=dev option.rfp_margin=60 \
          --engine name=base --each nodes=2000 --elo0 0 --elo1 5\">{words}</textarea></label></p>\
@@ -60,9 +77,58 @@ pub fn form_html(kinds: &[&str], form: &FormState) -> String {
          <label>throughput <input name=\"throughput\" value=\"{throughput}\" size=\"6\"></label></p>\
          <p><label>note <input name=\"note\" value=\"{note}\" size=\"60\"></label></p>\
          <p><button type=\"submit\">Submit</button></p></form>",
+        engine_fields = engine_fields(engines, form),
         words = esc(&form.words),
         priority = esc(&form.priority),
         throughput = esc(&form.throughput),
         note = esc(&form.note),
+    )
+}
+
+/// The engine fields: the engine (the words name them, spar's embedded engine, or a
+/// registered one), and for dev and base the revision, the bench and the side's own words.
+fn engine_fields(engines: &[String], form: &FormState) -> String {
+    let mut choices = vec![
+        (String::new(), "engines in the words".to_string()),
+        (
+            EMBEDDED.to_string(),
+            "spar (embedded, no revision)".to_string(),
+        ),
+    ];
+    choices.extend(engines.iter().map(|e| (e.clone(), e.clone())));
+    let options: String = choices
+        .iter()
+        .map(|(value, text)| {
+            let sel = if *value == form.engine {
+                " selected"
+            } else {
+                ""
+            };
+            format!(
+                "<option value=\"{}\"{sel}>{}</option>",
+                esc(value),
+                esc(text)
+            )
+        })
+        .collect();
+    let side = |side: &str, rev: &str, bench: &str, words: &str| {
+        format!(
+            "<p>{side}: <label>revision <input name=\"{side}_rev\" value=\"{}\" size=\"20\" \
+             placeholder=\"branch, tag or sha\"></label> \
+             <label>bench <input name=\"{side}_bench\" value=\"{}\" size=\"10\"></label> \
+             <label>its words <input name=\"{side}_words\" value=\"{}\" size=\"30\" \
+             placeholder=\"option.Hash=16\"></label></p>",
+            esc(rev),
+            esc(bench),
+            esc(words),
+        )
+    };
+    format!(
+        "<fieldset id=\"engine-fields\"><legend>engines (dev against base)</legend>\
+         <p><label>engine <select name=\"engine\">{options}</select></label> \
+         (<a href=\"/engines\">register one</a>; \"engines in the words\": \
+         the words carry the <code>--engine</code>s)</p>{dev}{base}</fieldset>",
+        dev = side("dev", &form.dev_rev, &form.dev_bench, &form.dev_words),
+        base = side("base", &form.base_rev, &form.base_bench, &form.base_words),
     )
 }
