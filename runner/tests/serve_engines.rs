@@ -2,8 +2,8 @@
 //! (OpenBench's convention: `make -j EXE=NAME`, `./NAME bench`) at two revisions, the build
 //! cache (a second run builds nothing), the bench check (a mismatch is refused with both
 //! numbers and nothing is stored), unknown engines and revisions, a revision name that
-//! would be an option to git, a failing build's last lines, and the run page's commits and
-//! diff base..dev.
+//! would be an option to git, a failing build's last lines, the run page's commits and
+//! diff base..dev, and `spar` builds (the git= builder) from a path and from a URL.
 
 mod serve_common;
 

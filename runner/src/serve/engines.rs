@@ -177,11 +177,13 @@ fn refuse_in_use(st: &AppState, name: &str, what: &str) -> Result<(), Refused> {
     let list: Vec<String> = ids.iter().map(i64::to_string).collect();
     Err(Refused::Conflict(format!(
         "engine {name}: cannot {what} while run{} {} use{} it (queued or running): stop or \
-         delete {}, or wait until they end",
+         delete {}, or wait until {} end{}",
         if ids.len() == 1 { "" } else { "s" },
         list.join(", "),
         if ids.len() == 1 { "s" } else { "" },
         if ids.len() == 1 { "it" } else { "them" },
+        if ids.len() == 1 { "it" } else { "they" },
+        if ids.len() == 1 { "s" } else { "" },
     )))
 }
 

@@ -1,8 +1,9 @@
 //! The `events` table: the server's log of what happened to runs (submitted, started,
 //! stopped, re-balanced, finished, failed, deleted…), to itself (started, stopped, an
 //! orphan run directory) and to the registered engines (registered, changed, removed; each
-//! build started, built, taken from the cache, failed). Written by the scheduler, the actions and the server's start;
-//! read by `/events` and `/api/events`, newest first.
+//! build started, built, taken from the cache, failed). Written by the scheduler, the
+//! actions, the engines and the server's start; read by `/events` and `/api/events`,
+//! newest first.
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
