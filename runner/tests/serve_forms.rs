@@ -104,6 +104,11 @@ fn the_run_form_names_dev_and_base_by_revision_and_bench() {
             run_form("tiny", ("main", ""), ("", ""), LIMITS),
             "base revision: required",
         ),
+        // Both unknown: dev, the first engine, is named.
+        (
+            run_form("tiny", ("nosuch-dev", ""), ("nosuch-base", ""), LIMITS),
+            "unknown revision &#39;nosuch-dev&#39;",
+        ),
     ] {
         let (code, page) = server.form("/runs", &fields);
         assert_eq!(code, 400, "{page}");
@@ -258,6 +263,18 @@ fn engines_are_edited_and_removed_but_not_while_a_run_uses_them() {
     let (code, v) = server.json("POST", &format!("/api/runs/{id}/stop"), None);
     assert_eq!(code, 200, "{v}");
     server.wait(id, "stopped", |v| state(v) == "stopped");
+    // A stopped run resumes with its build: the build's kind stays while it may play again.
+    let (code, v) = server.json(
+        "PATCH",
+        "/api/engines/tiny",
+        Some(&json!({"build": "spar"})),
+    );
+    assert_eq!(code, 409, "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(
+        msg.contains("cannot change its build") && msg.contains("stopped"),
+        "{msg}"
+    );
     let (code, e) = server.json("DELETE", "/api/engines/tiny", None);
     assert_eq!(code, 200, "{e}");
     assert!(e["removed"].as_i64().is_some(), "{e}");

@@ -168,22 +168,31 @@ pub struct Edit {
     pub build: Option<String>,
 }
 
-/// Refuses with a 409 when a queued or running run uses engine `name`.
-fn refuse_in_use(st: &AppState, name: &str, what: &str) -> Result<(), Refused> {
-    let ids = st.db.lock().expect("db lock").runs_using(name)?;
+/// Refuses with a 409 when a queued or running run uses engine `name` (with `resumable`,
+/// a stopped or failed one too: it may play again with its build).
+fn refuse_in_use(st: &AppState, name: &str, what: &str, resumable: bool) -> Result<(), Refused> {
+    let ids = st.db.lock().expect("db lock").runs_using(name, resumable)?;
     if ids.is_empty() {
         return Ok(());
     }
     let list: Vec<String> = ids.iter().map(i64::to_string).collect();
     Err(Refused::Conflict(format!(
-        "engine {name}: cannot {what} while run{} {} use{} it (queued or running): stop or \
-         delete {}, or wait until {} end{}",
+        "engine {name}: cannot {what} while run{} {} use{} it ({}): {}",
         if ids.len() == 1 { "" } else { "s" },
         list.join(", "),
         if ids.len() == 1 { "s" } else { "" },
-        if ids.len() == 1 { "it" } else { "them" },
-        if ids.len() == 1 { "it" } else { "they" },
-        if ids.len() == 1 { "s" } else { "" },
+        if resumable {
+            "queued, running, or stopped or failed: a resumed run plays its build, which a \
+             build of the other kind at the same commit would replace"
+        } else {
+            "queued or running"
+        },
+        match (resumable, ids.len() == 1) {
+            (false, true) => "stop or delete it, or wait until it ends",
+            (false, false) => "stop or delete them, or wait until they end",
+            (true, true) => "delete it, or wait until it finishes",
+            (true, false) => "delete them, or wait until they finish",
+        },
     )))
 }
 
@@ -214,15 +223,12 @@ pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
     if repo.is_none() && build == e.build {
         return Ok(e);
     }
-    refuse_in_use(
-        st,
-        name,
-        if repo.is_some() {
-            "change its repository"
-        } else {
-            "change its build"
-        },
-    )?;
+    if repo.is_some() {
+        refuse_in_use(st, name, "change its repository", false)?;
+    }
+    if build != e.build {
+        refuse_in_use(st, name, "change its build", true)?;
+    }
     let (shown, source) = match repo {
         Some(r) => {
             let (shown, source) = source_of(st, name, r)?;
@@ -245,7 +251,7 @@ pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
 /// commits and diffs), and so do its cached builds; its name may be registered again.
 pub fn remove(st: &AppState, name: &str) -> Result<Engine, Refused> {
     registered(st, name)?;
-    refuse_in_use(st, name, "remove it")?;
+    refuse_in_use(st, name, "remove it", false)?;
     let db = st.db.lock().expect("db lock");
     db.remove_engine(name)?;
     let _ = db.event(None, "engine", &format!("engine {name} removed"));
@@ -321,8 +327,10 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
     }
     let mut out = words.to_vec();
     let mut rows = Vec::new();
-    // Replace from the last group so the earlier spans stay valid.
-    for (position, g) in engines.iter().enumerate().rev() {
+    // Resolved and built in the order of the words (a refusal names the first engine that
+    // fails); replaced from the last group so the earlier spans stay valid.
+    let mut splices = Vec::new();
+    for (position, g) in engines.iter().enumerate() {
         let group = &words[g.clone()];
         let get = |key: &str| {
             group
@@ -407,7 +415,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
         if e.build == "spar" {
             replaced.push("args=uci".into());
         }
-        out.splice(g.clone(), replaced);
+        splices.push((g.clone(), replaced));
         rows.push(RunEngine {
             position: position as i64,
             variant,
@@ -419,7 +427,9 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
             words: group.to_vec(),
         });
     }
-    rows.reverse();
+    for (g, replaced) in splices.into_iter().rev() {
+        out.splice(g, replaced);
+    }
     Ok((out, rows))
 }
 

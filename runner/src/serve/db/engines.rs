@@ -95,17 +95,20 @@ impl Db {
             .map_err(db_err)
     }
 
-    /// The queued and running runs (not deleted) that use engine `name`, by id.
-    pub fn runs_using(&self, name: &str) -> Result<Vec<i64>> {
+    /// The queued and running runs (not deleted) that use engine `name`, by id; with
+    /// `resumable`, the stopped and failed ones too.
+    pub fn runs_using(&self, name: &str, resumable: bool) -> Result<Vec<i64>> {
         let mut st = self
             .conn
             .prepare(
                 "SELECT DISTINCT r.id FROM run_engines e JOIN runs r ON r.id = e.run_id \
-                 WHERE e.engine = ?1 AND r.deleted = 0 AND r.state IN ('queued', 'running') \
-                 ORDER BY r.id",
+                 WHERE e.engine = ?1 AND r.deleted = 0 AND (r.state IN ('queued', 'running') \
+                 OR (?2 AND r.state IN ('stopped', 'failed'))) ORDER BY r.id",
             )
             .map_err(db_err)?;
-        let rows = st.query_map(params![name], |r| r.get(0)).map_err(db_err)?;
+        let rows = st
+            .query_map(params![name, resumable], |r| r.get(0))
+            .map_err(db_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db_err)
     }
 
@@ -227,7 +230,10 @@ mod tests {
         assert!(db.run_engines(id + 1).unwrap().is_empty());
         // The queued run uses the engine; a removed engine keeps its row, and its name may
         // be registered again.
-        assert_eq!(db.runs_using("e").unwrap(), vec![id]);
+        assert_eq!(db.runs_using("e", false).unwrap(), vec![id]);
+        db.set_state(id, "stopped").unwrap();
+        assert!(db.runs_using("e", false).unwrap().is_empty());
+        assert_eq!(db.runs_using("e", true).unwrap(), vec![id]);
         db.update_engine("e", "/t", "/t", "spar").unwrap();
         assert_eq!(db.engine("e").unwrap().unwrap().build, "spar");
         db.remove_engine("e").unwrap();
