@@ -22,6 +22,7 @@ pub mod settings;
 pub mod share;
 pub mod slurm;
 pub mod state;
+pub mod views;
 pub mod words;
 
 use std::path::Path;

@@ -9,7 +9,7 @@ use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
-use crate::serve::{actions, engines, words};
+use crate::serve::{actions, engines, views, words};
 
 /// The runs of `f`, each with its live numbers.
 fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
@@ -99,6 +99,10 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     })
     .await
     .unwrap_or_default();
+    let (kind, d) = (run.kind.clone(), dir.to_path_buf());
+    let special = tokio::task::spawn_blocking(move || special(&kind, &d))
+        .await
+        .unwrap_or_default();
     Html(pages::run::page(
         &run,
         &l,
@@ -107,6 +111,18 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
         st.sched.cores_of(id),
         has_page,
         &engines,
+        &special,
     ))
     .into_response()
+}
+
+/// The section of a run's page that its kind has (a tune's trajectories, a report's
+/// tables), from its files; empty for the other kinds.
+fn special(kind: &str, dir: &std::path::Path) -> String {
+    match kind {
+        "tune" => views::tune(dir).map_or(String::new(), |v| {
+            pages::tune::section(&v, views::tuned(dir).as_deref())
+        }),
+        _ => String::new(),
+    }
 }

@@ -8,6 +8,7 @@ pub mod index;
 pub mod ops;
 pub mod run;
 pub mod search;
+pub mod tune;
 
 use html::{esc, num};
 

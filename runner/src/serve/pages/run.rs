@@ -8,7 +8,8 @@ use crate::serve::db::runs::Run;
 use crate::serve::live::Live;
 
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
-/// line and the cores its child has now.
+/// line, the cores its child has now, its registered `engines`' section and its kind's
+/// own section (`special`: a tune's trajectories, a report's tables; HTML, may be empty).
 pub fn page(
     run: &Run,
     live: &Live,
@@ -17,6 +18,7 @@ pub fn page(
     cores: Option<usize>,
     has_status_page: bool,
     engines: &str,
+    special: &str,
 ) -> String {
     let id = run.id;
     let verdict = live.verdict.as_deref().unwrap_or("");
@@ -52,6 +54,7 @@ pub fn page(
         dir = esc(&run.dir),
     );
     b.push_str(engines);
+    b.push_str(special);
     if run.state == "failed" && !run.stderr_tail.is_empty() {
         b.push_str(&format!(
             "<h2>Failure</h2><p class=\"err\">The run ended with exit code {}; the last lines \
