@@ -8,6 +8,7 @@ use std::path::Path;
 use super::slurm;
 use crate::jobs;
 use crate::jobs::tune::status::TuneView;
+use crate::report::stats::StatsFile;
 
 /// The most bytes of `tuned.txt` a page shows.
 const MAX_TUNED: u64 = 64 * 1024;
@@ -35,4 +36,14 @@ pub fn tuned(dir: &Path) -> Option<String> {
         return None;
     }
     std::fs::read_to_string(path).ok()
+}
+
+/// The statistics a report run wrote (`stats.json` in `dir`; `None`: none yet, or
+/// unreadable).
+pub fn report(dir: &Path) -> Option<StatsFile> {
+    let path = dir.join("stats.json");
+    if !path.is_file() {
+        return None;
+    }
+    StatsFile::read(&path).ok()
 }

@@ -6,6 +6,7 @@ pub mod engines;
 pub mod html;
 pub mod index;
 pub mod ops;
+pub mod report;
 pub mod run;
 pub mod search;
 pub mod tune;
