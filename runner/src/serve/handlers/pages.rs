@@ -111,8 +111,7 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
         &command,
         st.sched.cores_of(id),
         has_page,
-        &engines,
-        &special,
+        &(engines + &special),
     ))
     .into_response()
 }
