@@ -8,6 +8,8 @@
 mod common;
 mod serve_common;
 
+use std::io::{Read, Write};
+
 use serde_json::{json, Value};
 use serve_common::*;
 
@@ -205,6 +207,24 @@ fn builtin_engines_need_a_track_spar() {
         assert_eq!(code, 400, "{v}");
         let e = v["error"].as_str().unwrap();
         assert!(e.contains("--track-spar PATH"), "{e}");
+        let (_, runs) = server.json("GET", "/api/runs", None);
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 0, "nothing stored");
+        // The same from the index's form: the message in the page, nothing stored.
+        let (_, index) = server.http("GET", "/", None);
+        assert!(index.contains("<option>report</option>"), "{index}");
+        let mut s = std::net::TcpStream::connect(&server.addr).unwrap();
+        let body = "kind=report&words=--engine+name%3Ddev+--each+nodes%3D300+--games+2&note=";
+        write!(
+            s,
+            "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+        assert!(reply.contains("--track-spar PATH"), "{reply}");
         let (_, runs) = server.json("GET", "/api/runs", None);
         assert_eq!(runs["runs"].as_array().unwrap().len(), 0, "nothing stored");
         // The same server's own flag refused by the words.

@@ -170,6 +170,21 @@ mod tests {
     }
 
     #[test]
+    fn the_track_spar_is_set_by_the_file_or_the_flag() {
+        let file: Partial = toml::from_str("track-spar = \"/srv/spar-track\"").unwrap();
+        let s = Settings::resolve(file.clone(), Partial::default()).unwrap();
+        assert_eq!(s.track_spar.as_deref(), Some(Path::new("/srv/spar-track")));
+        let flags = Partial {
+            track_spar: Some("t/spar".into()),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(file, flags).unwrap();
+        assert_eq!(s.track_spar.as_deref(), Some(Path::new("t/spar")));
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.track_spar, None);
+    }
+
+    #[test]
     fn an_unknown_key_or_zero_cores_is_refused() {
         assert!(toml::from_str::<Partial>("port = 3").is_err());
         let zero = Partial {
