@@ -29,7 +29,10 @@ const BOTTOM: f64 = 30.0;
 /// written).
 pub fn section(v: &TuneView, tuned: Option<&str>) -> String {
     let avg = average::average(&v.rows);
-    let mut b = String::from("<h2>Tune</h2>");
+    let mut b = String::from(
+        "<h2>Tune</h2><style>#tune-params .signal{color:#080;font-weight:600}\
+         #tune-params .at-bound{color:#b00;font-weight:600}</style>",
+    );
     let _ = write!(
         b,
         "<pre id=\"tune-summary\">{}</pre>",
