@@ -34,8 +34,13 @@ pub struct ServeArgs {
     /// With --slurm: the CPUs of each array task [default: 1].
     #[arg(long, value_name = "C")]
     pub cpus_per_shard: Option<u64>,
+    /// The spar that plays report runs: one built with `cargo build --release --features
+    /// track` [default: this spar when it has the feature; else builtin engines are refused
+    /// in report runs].
+    #[arg(long, value_name = "PATH")]
+    pub track_spar: Option<PathBuf>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
-    /// `shards`, `cpus-per-shard`); flags win.
+    /// `shards`, `cpus-per-shard`, `track-spar`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -54,9 +59,17 @@ pub fn run(args: ServeArgs) -> CliResult {
         partition: args.partition,
         shards: args.shards,
         cpus_per_shard: args.cpus_per_shard,
+        track_spar: args.track_spar,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
-    crate::serve::run(settings, check_words)
+    // Report runs with builtin engines need a spar with the `track` feature to play them.
+    let check: crate::serve::state::CheckWords =
+        if engine::track::ENABLED || settings.track_spar.is_some() {
+            check_words
+        } else {
+            check_words_untracked
+        };
+    crate::serve::run(settings, check)
 }
 
 /// The commands the server runs, parsed as `spar` parses them.
@@ -67,12 +80,24 @@ enum RunWords {
     Sprt(super::matches::MatchArgs),
     Tune(super::tune::TuneArgs),
     Datagen(super::datagen::DatagenArgs),
+    Report(super::report::ReportArgs),
 }
 
 /// Checks `spar KIND WORDS…` with the server's output flags pointing into `scratch`, as the
 /// command does before its first game (clap, then the plan: engines, limits, bounds,
-/// books, files); plays nothing.
+/// books, files); plays nothing. Report runs are played by a spar with the `track`
+/// feature.
 pub fn check_words(kind: &str, words: &[String], scratch: &Path) -> Result<(), String> {
+    check(kind, words, scratch, true)
+}
+
+/// [`check_words`] for a server without a spar with the `track` feature: report runs with
+/// builtin engines are refused (they would record nothing).
+pub fn check_words_untracked(kind: &str, words: &[String], scratch: &Path) -> Result<(), String> {
+    check(kind, words, scratch, false)
+}
+
+fn check(kind: &str, words: &[String], scratch: &Path, track: bool) -> Result<(), String> {
     let argv = ["spar".to_string(), kind.to_string()]
         .into_iter()
         .chain(words.iter().cloned())
@@ -87,6 +112,7 @@ pub fn check_words(kind: &str, words: &[String], scratch: &Path) -> Result<(), S
         RunWords::Sprt(a) => crate::jobs::matches::args::check(&a, true),
         RunWords::Tune(a) => crate::jobs::tune::setup::setup(&a).map(|_| ()),
         RunWords::Datagen(a) => crate::jobs::datagen::plan::plan(&a).map(|_| ()),
+        RunWords::Report(a) => crate::jobs::report::check(&a, track),
     };
     checked.map_err(|e| e.message)
 }
@@ -134,5 +160,26 @@ mod tests {
         assert!(!e.is_empty());
         let e = check("datagen", "--nodes 500").unwrap_err();
         assert!(e.contains("--games"), "{e}");
+    }
+
+    #[test]
+    fn report_words_need_a_track_spar_for_builtin_engines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let builtin = w(
+            "--engine name=dev option.rfp_margin=40 --engine name=base --each nodes=300 --games 2",
+        );
+        check_words("report", &builtin, dir.path()).unwrap();
+        let e = check_words_untracked("report", &builtin, dir.path()).unwrap_err();
+        assert!(e.contains("--track-spar PATH") && e.contains("cmd="), "{e}");
+        let spar = std::env::current_exe().unwrap();
+        let external = w(&format!(
+            "--engine name=ext cmd={} args=uci --each nodes=300 --games 2",
+            spar.display()
+        ));
+        // The check does not start the engine: any executable does.
+        check_words_untracked("report", &external, dir.path()).unwrap();
+        let e = check_words("report", &w("--games 3 --engine name=a"), dir.path()).unwrap_err();
+        assert!(!e.is_empty());
     }
 }

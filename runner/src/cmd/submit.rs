@@ -28,7 +28,7 @@ pub struct SubmitArgs {
     /// A note.
     #[arg(long)]
     pub note: Option<String>,
-    /// The kind: sprt, match, tune or datagen.
+    /// The kind: sprt, match, tune, datagen or report.
     pub kind: String,
     /// The words, as after `spar KIND`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]

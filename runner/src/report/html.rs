@@ -178,7 +178,6 @@ document.querySelectorAll('#summary th').forEach(function (th, col) {
 
 /// The whole page.
 pub fn render(variants: &[VariantStats], title: &str) -> String {
-    let labels = labels(variants);
     let mut s = String::new();
     let _ = write!(
         s,
@@ -186,6 +185,17 @@ pub fn render(variants: &[VariantStats], title: &str) -> String {
         escape(title)
     );
     let _ = writeln!(s, "<h1>{}</h1>", escape(title));
+    s.push_str(&content(variants));
+    let _ = write!(s, "<script>{SCRIPT}</script>\n</body></html>\n");
+    s
+}
+
+/// The page's content without its head, title and script (for a page that embeds it, as
+/// `spar serve`'s report run page does): the legend, the summary table with its
+/// significance marks, and each site's histogram. Every text in it is escaped.
+pub fn content(variants: &[VariantStats]) -> String {
+    let labels = labels(variants);
+    let mut s = String::new();
     let _ = write!(s, "<p class=\"legend\">");
     for (i, v) in variants.iter().enumerate() {
         let _ = write!(
@@ -295,7 +305,6 @@ pub fn render(variants: &[VariantStats], title: &str) -> String {
             svg(&sites, &names)
         );
     }
-    let _ = write!(s, "<script>{SCRIPT}</script>\n</body></html>\n");
     s
 }
 

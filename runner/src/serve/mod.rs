@@ -23,6 +23,7 @@ pub mod settings;
 pub mod share;
 pub mod slurm;
 pub mod state;
+pub mod views;
 pub mod words;
 
 use std::path::Path;
@@ -50,10 +51,12 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     let db = Arc::new(Mutex::new(db));
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failure(format!("cannot find this spar's binary: {e}")))?;
+    let track = track_spar(settings.track_spar.as_deref())?;
     let sched = Arc::new(
         scheduler::Scheduler::new(settings.cores, exe, db.clone())
             .map_err(CliError::failure)?
-            .with_slurm(settings.slurm.clone()),
+            .with_slurm(settings.slurm.clone())
+            .with_track(track),
     );
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::failure(format!("no current directory: {e}")))?;
@@ -149,6 +152,25 @@ fn report_orphans(data: &Path, db: &db::Db) {
             }
         }
     }
+}
+
+/// The spar that plays report runs when it is not this one (`--track-spar PATH`, made
+/// absolute): a regular file, else the flag is refused.
+fn track_spar(path: Option<&Path>) -> CliResult<Option<std::path::PathBuf>> {
+    let Some(p) = path else {
+        return Ok(None);
+    };
+    let refuse = |why: String| {
+        CliError::usage(format!(
+            "--track-spar {}: {why} (give a spar built with `cargo build --release --features track`)",
+            p.display()
+        ))
+    };
+    let abs = std::fs::canonicalize(p).map_err(|e| refuse(e.to_string()))?;
+    if !abs.is_file() {
+        return Err(refuse("not a file".into()));
+    }
+    Ok(Some(abs))
 }
 
 /// Records a server event (a failure to record it is only reported).

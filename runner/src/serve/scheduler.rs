@@ -68,6 +68,8 @@ pub struct Scheduler {
     closing: AtomicBool,
     /// The Slurm backend: each run is a `--slurm` run whose coordinator is the child.
     slurm: Option<SlurmSettings>,
+    /// The spar that plays report runs (`--track-spar`), when not `exe`.
+    track: Option<PathBuf>,
 }
 
 impl Scheduler {
@@ -94,7 +96,15 @@ impl Scheduler {
             wake: (Mutex::new(false), Condvar::new()),
             closing: AtomicBool::new(false),
             slurm: None,
+            track: None,
         })
+    }
+
+    /// The same scheduler with `track` (a spar with the `track` feature) playing the report
+    /// runs, or this spar when `None`.
+    pub fn with_track(mut self, track: Option<PathBuf>) -> Scheduler {
+        self.track = track;
+        self
     }
 
     /// The same scheduler with the Slurm backend `slurm` (or none).
@@ -340,7 +350,11 @@ impl Scheduler {
                 .open(dir.join(name))
                 .map_err(|e| format!("{}: {e}", dir.join(name).display()))
         };
-        let mut cmd = Command::new(&self.exe);
+        let exe = match &self.track {
+            Some(t) if run.kind == "report" => t,
+            _ => &self.exe,
+        };
+        let mut cmd = Command::new(exe);
         cmd.args(&argv)
             .current_dir(&run.cwd)
             .stdin(Stdio::null())
@@ -376,7 +390,7 @@ impl Scheduler {
         eprintln!("spar serve: run {} {how}", run.id);
         let child = cmd
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
         Ok((child, how))
     }
 

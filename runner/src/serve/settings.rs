@@ -1,6 +1,6 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
-//! `cpus-per-shard`), then the flags.
+//! `cpus-per-shard`, `track-spar`), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,8 @@ pub struct Partial {
     pub partition: Option<String>,
     pub shards: Option<u64>,
     pub cpus_per_shard: Option<u64>,
+    /// The spar that plays report runs (one with the `track` feature).
+    pub track_spar: Option<PathBuf>,
 }
 
 /// The Slurm backend: each run is a `--slurm` run of `shards` array tasks of
@@ -49,6 +51,8 @@ pub struct Settings {
     pub cores: usize,
     /// The Slurm backend, when on.
     pub slurm: Option<SlurmSettings>,
+    /// The spar that plays report runs (`--track-spar`; `None`: this one).
+    pub track_spar: Option<PathBuf>,
 }
 
 impl Partial {
@@ -93,6 +97,7 @@ impl Settings {
         });
         Ok(Settings {
             slurm,
+            track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
                 .or(file.bind)
@@ -162,6 +167,21 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), bad).is_err());
+    }
+
+    #[test]
+    fn the_track_spar_is_set_by_the_file_or_the_flag() {
+        let file: Partial = toml::from_str("track-spar = \"/srv/spar-track\"").unwrap();
+        let s = Settings::resolve(file.clone(), Partial::default()).unwrap();
+        assert_eq!(s.track_spar.as_deref(), Some(Path::new("/srv/spar-track")));
+        let flags = Partial {
+            track_spar: Some("t/spar".into()),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(file, flags).unwrap();
+        assert_eq!(s.track_spar.as_deref(), Some(Path::new("t/spar")));
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.track_spar, None);
     }
 
     #[test]

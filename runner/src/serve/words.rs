@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::jobs;
 
 /// The kinds of run the server starts, each one of `jobs::KINDS`.
-pub const SERVED: &[&str] = &["sprt", "match", "tune", "datagen"];
+pub const SERVED: &[&str] = &["sprt", "match", "tune", "datagen", "report"];
 
 /// The kinds of [`SERVED`] that this binary's `jobs::KINDS` has.
 pub fn kinds() -> Vec<&'static str> {
@@ -41,6 +41,7 @@ pub const OWNED: &[&str] = &[
     "--probe",
     "--probe-games",
     "--inspect",
+    "--no-build",
 ];
 
 /// Refuses a word list that is not a run's: an unknown kind, or any flag the server owns
@@ -99,6 +100,12 @@ pub fn outputs(kind: &str, dir: &Path) -> Vec<String> {
             p("tuned.txt"),
         ],
         "datagen" => vec!["--out".into(), p("positions")],
+        // A report never builds a spar (the server says which spar plays it).
+        "report" => vec![
+            "--out".into(),
+            dir.to_string_lossy().into_owned(),
+            "--no-build".into(),
+        ],
         _ => vec![
             "--results".into(),
             p("results.csv"),
@@ -115,6 +122,7 @@ pub fn outputs(kind: &str, dir: &Path) -> Vec<String> {
 pub fn primary(kind: &str, dir: &Path, words: &[String]) -> PathBuf {
     match kind {
         "tune" => dir.join("tune.csv"),
+        "report" => dir.join("stats.json"),
         "datagen" => {
             let paths = datagen_format(words).paths(&dir.join("positions"));
             paths
@@ -131,9 +139,10 @@ pub fn format_of(words: &[String]) -> data::training::files::Format {
     datagen_format(words)
 }
 
-/// Whether a run has progress to resume from.
+/// Whether a run has progress to resume from (a report has none: a local report plays
+/// all its games again).
 pub fn has_progress(kind: &str, dir: &Path, words: &[String]) -> bool {
-    std::fs::metadata(primary(kind, dir, words)).is_ok_and(|m| m.len() > 0)
+    kind != "report" && std::fs::metadata(primary(kind, dir, words)).is_ok_and(|m| m.len() > 0)
 }
 
 /// The child's arguments (after the program): `KIND WORDS… OUTPUTS… --concurrency N

@@ -17,7 +17,35 @@ pub mod local;
 pub mod merge;
 pub mod shards;
 
-use crate::error::CliResult;
+use crate::engines::variant::Source;
+use crate::error::{CliError, CliResult};
+
+/// Checks a report's arguments as `spar report` checks them before its first game, and
+/// plays nothing: its files, and its plan (engines, limits, book) when it plays games.
+/// `track`: whether the spar that will play it has the `track` feature; without it,
+/// builtin engines (which record only in such a build) are refused.
+pub fn check(args: &args::ReportArgs, track: bool) -> CliResult {
+    args::check_paths(args, None)?;
+    if !args.from.is_empty() {
+        if !args.engines.engines.is_empty() {
+            return Err(CliError::usage(
+                "give --engine to play games or --from to report saved statistics, not both",
+            ));
+        }
+        return Ok(());
+    }
+    let (_, run) = args::plan(args)?;
+    if !track && run.variants.iter().any(|v| v.source == Source::Builtin) {
+        return Err(CliError::usage(
+            "spar report: a builtin engine records its track! sites only in a spar built with \
+             the `track` feature, and this server has none: start spar serve with \
+             --track-spar PATH (a spar built with `cargo build --release --features track`), \
+             or give the engines as cmd=… (an engine that answers the TrackFile option, e.g. \
+             `cmd=PATH-TO-SPAR args=uci`)",
+        ));
+    }
+    Ok(())
+}
 
 /// Runs `spar report`: on this machine, or with `--slurm` as the coordinator of a cluster
 /// run.
@@ -27,7 +55,7 @@ pub fn run(args: args::ReportArgs) -> CliResult {
     }
     args.slurm.check_local()?;
     if args.resume {
-        return Err(crate::error::CliError::usage(
+        return Err(CliError::usage(
             "--resume belongs to a cluster run (--slurm --run-dir DIR): a local report plays all its games again",
         ));
     }

@@ -171,7 +171,7 @@ pub fn motion(rows: &[Row], i: usize, p: &SpsaParam) -> Motion {
 }
 
 /// A number for a table cell: up to two decimals, trailing zeros dropped.
-pub(super) fn short(v: f64) -> String {
+pub(crate) fn short(v: f64) -> String {
     if !v.is_finite() {
         return "-".to_string();
     }
@@ -193,24 +193,24 @@ fn signed(v: f64) -> String {
     }
 }
 
-/// One parameter's cells, shared by the text and the page.
-pub(super) struct Cells {
-    pub(super) name: String,
-    pub(super) start: String,
-    pub(super) current: String,
-    pub(super) min: String,
-    pub(super) max: String,
-    pub(super) delta: String,
-    pub(super) average: String,
-    pub(super) error: String,
-    pub(super) moved: String,
-    pub(super) walk: String,
-    pub(super) z: String,
-    pub(super) verdict: &'static str,
+/// One parameter's cells, shared by the text, the page and the server's tune page.
+pub(crate) struct Cells {
+    pub(crate) name: String,
+    pub(crate) start: String,
+    pub(crate) current: String,
+    pub(crate) min: String,
+    pub(crate) max: String,
+    pub(crate) delta: String,
+    pub(crate) average: String,
+    pub(crate) error: String,
+    pub(crate) moved: String,
+    pub(crate) walk: String,
+    pub(crate) z: String,
+    pub(crate) verdict: &'static str,
 }
 
 /// The column heads of the table (text and page).
-pub(super) const HEADS: [&str; 12] = [
+pub(crate) const HEADS: [&str; 12] = [
     "parameter",
     "start",
     "current",
@@ -226,7 +226,7 @@ pub(super) const HEADS: [&str; 12] = [
 ];
 
 /// Every parameter's cells of the table (`avg`: the averaged θ, when there is one).
-pub(super) fn cells(v: &TuneView, avg: Option<&Averaged>) -> Vec<Cells> {
+pub(crate) fn cells(v: &TuneView, avg: Option<&Averaged>) -> Vec<Cells> {
     let current = v.current();
     v.params
         .iter()
@@ -255,7 +255,7 @@ pub(super) fn cells(v: &TuneView, avg: Option<&Averaged>) -> Vec<Cells> {
 }
 
 /// The lines above the table: iterations, pace, state.
-pub(super) fn summary(v: &TuneView) -> Vec<String> {
+pub(crate) fn summary(v: &TuneView) -> Vec<String> {
     let (done, n) = (v.done(), v.iterations);
     let pct = if n > 0 {
         100.0 * done as f64 / n as f64
@@ -286,7 +286,7 @@ pub(super) fn summary(v: &TuneView) -> Vec<String> {
 }
 
 /// The legend of the signal columns.
-pub(super) fn legend(v: &TuneView) -> String {
+pub(crate) fn legend(v: &TuneView) -> String {
     let to = v.done();
     // Before the first iteration there is no half to name (not "iterations 1..0").
     let half = if to == 0 {

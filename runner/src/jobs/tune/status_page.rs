@@ -51,7 +51,7 @@ fn tick(v: f64, step: f64) -> String {
 /// The chart of parameter `i`: θ over the iterations (left axis), the same line read in
 /// units of c_end from the start (right axis), the start dashed, the averaging window's
 /// mean ± error shaded, and min/max where they fall inside the view.
-fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
+pub(crate) fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
     let p = &v.params[i];
     let rows = &v.rows;
     let last = v.done().max(1) as f64;

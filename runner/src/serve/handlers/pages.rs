@@ -9,7 +9,7 @@ use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
-use crate::serve::{actions, engines, words};
+use crate::serve::{actions, engines, views, words};
 
 /// The runs of `f`, each with its live numbers.
 fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
@@ -83,8 +83,9 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     let dir = std::path::Path::new(&run.dir);
     let l = live::of(&st.db, &run);
     let cluster = crate::serve::slurm::is_cluster_run(dir);
-    let has_page =
-        cluster || (run.kind != "datagen" && words::primary(&run.kind, dir, &run.words).is_file());
+    let has_page = cluster
+        || (!matches!(run.kind.as_str(), "datagen" | "report")
+            && words::primary(&run.kind, dir, &run.words).is_file());
     let command = match st.sched.slurm() {
         Some(s) => {
             let mut w = run.words.clone();
@@ -106,6 +107,10 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     })
     .await
     .unwrap_or_default();
+    let (kind, d) = (run.kind.clone(), dir.to_path_buf());
+    let special = tokio::task::spawn_blocking(move || special(id, &kind, &d))
+        .await
+        .unwrap_or_default();
     Html(pages::run::page(
         &run,
         &l,
@@ -113,7 +118,19 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
         &command,
         st.sched.cores_of(id),
         has_page,
-        &engines,
+        &(engines + &special),
     ))
     .into_response()
+}
+
+/// The section of a run's page that its kind has (a tune's trajectories, a report's
+/// tables), from its files; empty for the other kinds.
+fn special(id: i64, kind: &str, dir: &std::path::Path) -> String {
+    match kind {
+        "tune" => views::tune(dir).map_or(String::new(), |v| {
+            pages::tune::section(&v, views::tuned(dir).as_deref())
+        }),
+        "report" => views::report(dir).map_or(String::new(), |f| pages::report::section(id, &f)),
+        _ => String::new(),
+    }
 }

@@ -6,8 +6,10 @@ pub mod engines;
 pub mod html;
 pub mod index;
 pub mod ops;
+pub mod report;
 pub mod run;
 pub mod search;
+pub mod tune;
 
 use html::{esc, num};
 

@@ -8,7 +8,9 @@ use crate::serve::db::runs::Run;
 use crate::serve::live::Live;
 
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
-/// line and the cores its child has now.
+/// line, the cores its child has now, and its own `sections` (HTML, may be empty): its
+/// registered engines' commits and diff, then its kind's (a tune's trajectories, a
+/// report's tables).
 pub fn page(
     run: &Run,
     live: &Live,
@@ -16,7 +18,7 @@ pub fn page(
     command: &str,
     cores: Option<usize>,
     has_status_page: bool,
-    engines: &str,
+    sections: &str,
 ) -> String {
     let id = run.id;
     let verdict = live.verdict.as_deref().unwrap_or("");
@@ -51,7 +53,7 @@ pub fn page(
         code = num(run.exit_code.map(|c| c as f64), 0),
         dir = esc(&run.dir),
     );
-    b.push_str(engines);
+    b.push_str(sections);
     if run.state == "failed" && !run.stderr_tail.is_empty() {
         b.push_str(&format!(
             "<h2>Failure</h2><p class=\"err\">The run ended with exit code {}; the last lines \
@@ -62,7 +64,7 @@ pub fn page(
     }
     if run.kind == "datagen" {
         b.push_str(&training_files(id, files));
-    } else {
+    } else if run.kind != "report" {
         b.push_str(&format!(
             "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
             esc(&live.lines.join("\n"))
