@@ -95,6 +95,30 @@ impl Server {
         (code, body.to_string())
     }
 
+    /// One request with `headers` (each `Name: value`): the status, the head, the body.
+    pub fn request(&self, method: &str, path: &str, headers: &[String], body: &str) -> Reply {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{extra}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        Reply {
+            code,
+            head: head.to_string(),
+            body: body.to_string(),
+        }
+    }
+
     pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         let (code, text) = self.http(method, path, body.map(|b| b.to_string()).as_deref());
         (code, serde_json::from_str(&text).unwrap_or(Value::Null))
@@ -132,6 +156,24 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill9();
+    }
+}
+
+/// An answer of [`Server::request`].
+#[derive(Debug)]
+pub struct Reply {
+    pub code: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Reply {
+    /// The value of header `name` (any case), when present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
     }
 }
 
