@@ -328,13 +328,13 @@ fn sign_up_acceptance_tokens_and_owners() {
     assert_eq!(owner(&server, mine), "ann");
     let o = spar_submit(&server, None, Some(&token));
     common::ok(&o);
-    // The admin's run is not hers to stop; her own is.
+    // The admin's run is not hers to stop or delete; her own she changes.
     let theirs = submit_form(&server, &admin, &admin_csrf);
     let bearer = format!("Authorization: Bearer {token}");
     let r = server.request(
         "POST",
         &format!("/api/runs/{theirs}/stop"),
-        &[bearer.clone()],
+        std::slice::from_ref(&bearer),
         "",
     );
     assert_eq!(r.code, 403, "{r:?}");
