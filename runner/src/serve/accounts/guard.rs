@@ -104,13 +104,15 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                 let owner = st.db.lock().expect("db lock").run_owner(id);
                 match owner {
                     Ok(Some(owner)) if owner.as_deref() != Some(user.name.as_str()) => {
+                        let whose = match owner {
+                            Some(o) => format!("run {id} is {o}'s"),
+                            None => format!("run {id} was submitted before accounts"),
+                        };
                         return refuse(
                             &path,
                             StatusCode::FORBIDDEN,
                             &format!(
-                                "run {id} is {}'s: only its owner, an approver or an admin may \
-                                 change it",
-                                owner.as_deref().unwrap_or("nobody")
+                                "{whose}: only its owner, an approver or an admin may change it"
                             ),
                         );
                     }
