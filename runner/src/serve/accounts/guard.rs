@@ -78,8 +78,8 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                 return refuse(
                     &path,
                     StatusCode::UNAUTHORIZED,
-                    "this server has accounts: send Authorization: Bearer TOKEN (make a token \
-                     on /account) or sign in",
+                    "this server has accounts: send an API token (spar submit --token TOKEN, or \
+                     the header Authorization: Bearer TOKEN; make one on /account) or sign in",
                 );
             }
             return Redirect::to("/login").into_response();
