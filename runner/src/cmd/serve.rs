@@ -43,6 +43,10 @@ pub struct ServeArgs {
     /// `shards`, `cpus-per-shard`, `track-spar`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Make an admin account NAME in the data directory (the password from standard input,
+    /// asked for without echo on a terminal), then exit without serving.
+    #[arg(long, value_name = "NAME")]
+    pub add_admin: Option<String>,
 }
 
 /// Runs `spar serve`.
@@ -62,6 +66,9 @@ pub fn run(args: ServeArgs) -> CliResult {
         track_spar: args.track_spar,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
+    if let Some(name) = &args.add_admin {
+        return add_admin(&settings.data_dir, name);
+    }
     // Report runs with builtin engines need a spar with the `track` feature to play them.
     let check: crate::serve::state::CheckWords =
         if engine::track::ENABLED || settings.track_spar.is_some() {
@@ -70,6 +77,37 @@ pub fn run(args: ServeArgs) -> CliResult {
             check_words_untracked
         };
     crate::serve::run(settings, check)
+}
+
+/// `--add-admin NAME`: the password from standard input (without echo on a terminal, asked
+/// twice), the admin stored, one line printed.
+fn add_admin(data_dir: &Path, name: &str) -> CliResult {
+    use std::io::IsTerminal;
+    crate::serve::accounts::check_name(name)
+        .map_err(|e| CliError::usage(format!("--add-admin {e}")))?;
+    let password = if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password(format!("password for {name}: "))
+            .map_err(|e| CliError::usage(format!("--add-admin {name}: no password: {e}")))?;
+        let again = rpassword::prompt_password("the same password again: ")
+            .map_err(|e| CliError::usage(format!("--add-admin {name}: no password: {e}")))?;
+        if first != again {
+            return Err(CliError::usage(format!(
+                "--add-admin {name}: the two passwords differ: run it again"
+            )));
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| CliError::usage(format!("--add-admin {name}: no password: {e}")))?;
+        line.trim_end_matches(['\n', '\r']).to_string()
+    };
+    crate::serve::accounts::add_admin(data_dir, name, &password).map_err(CliError::usage)?;
+    crate::stdout::print(&format!(
+        "spar serve: admin {name} added to {}\n",
+        data_dir.join("spar.db").display()
+    ))
 }
 
 /// The commands the server runs, parsed as `spar` parses them.

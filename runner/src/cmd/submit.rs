@@ -1,6 +1,7 @@
 //! `spar submit --server URL KIND WORDS…`: a run sent to a `spar serve` (its JSON API,
 //! `POST /api/runs`); prints the run's URL. A refusal (4xx) exits 2 with the server's
-//! message. The HTTP is a few lines over a TCP stream: one request, `Connection: close`.
+//! message. With `--token` (or `SPAR_TOKEN`) it sends `Authorization: Bearer TOKEN`, which
+//! a server with accounts needs. The HTTP is a few lines over a TCP stream: one request, `Connection: close`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,6 +20,10 @@ pub struct SubmitArgs {
     /// The server (`http://HOST:PORT`).
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8000")]
     pub server: String,
+    /// An API token of your account (made on the server's /account page), for a server
+    /// with accounts; sent as `Authorization: Bearer TOKEN` [default: $SPAR_TOKEN].
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
     /// The run's priority (the highest present plays).
     #[arg(long, allow_hyphen_values = true)]
     pub priority: Option<i64>,
@@ -55,7 +60,18 @@ pub fn run(args: SubmitArgs) -> CliResult {
         "note": args.note,
     })
     .to_string();
-    let (code, text) = post(host, "/api/runs", &body)
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("SPAR_TOKEN").ok())
+        .unwrap_or_default();
+    let token = token.trim();
+    if token.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(CliError::usage(
+            "--token: a token has no spaces or control characters: copy it again from /account",
+        ));
+    }
+    let (code, text) = post(host, "/api/runs", &body, token)
         .map_err(|e| CliError::failure(format!("--server {}: {e}", args.server)))?;
     let reply: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     let message = reply["error"].as_str().unwrap_or(text.trim()).to_string();
@@ -74,13 +90,18 @@ pub fn run(args: SubmitArgs) -> CliResult {
 }
 
 /// One POST of a JSON body: the status code and the body.
-fn post(host: &str, path: &str, body: &str) -> Result<(u16, String), String> {
+fn post(host: &str, path: &str, body: &str, token: &str) -> Result<(u16, String), String> {
     let mut stream = TcpStream::connect(host).map_err(|e| format!("cannot connect: {e}"))?;
     // A check of a run's words may start engines: give it time.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(120)));
+    let auth = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
     let request = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         {auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     stream

@@ -72,6 +72,9 @@ pub struct Submit {
     pub priority: Option<i64>,
     pub throughput: Option<i64>,
     pub note: Option<String>,
+    /// Who submits it: the signed-in account (never read from the request's body).
+    #[serde(skip)]
+    pub owner: Option<String>,
 }
 
 /// The most words, and the longest note, a run may have.
@@ -128,6 +131,7 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             throughput,
             note: &note,
             cwd: &st.cwd,
+            owner: s.owner.as_deref(),
         },
         |id| st.run_dir(id).to_string_lossy().into_owned(),
     )?;

@@ -9,6 +9,7 @@
 //! `cmd/serve.rs` hands in the check of a run's words ([`state::CheckWords`]): it parses
 //! them with the CLI's own clap command, which lives in `cmd/` (imported by nothing else).
 
+pub mod accounts;
 pub mod actions;
 pub mod builds;
 pub mod db;

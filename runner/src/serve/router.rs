@@ -1,9 +1,10 @@
-//! The router: every route of the server, in one place.
+//! The router: every route of the server, in one place, all behind the accounts guard.
 
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{middleware, Router};
 
-use super::handlers::{api, engines, files, forms, ops, pages, stream};
+use super::accounts::guard;
+use super::handlers::{accounts, api, engines, files, forms, ops, pages, stream};
 use super::state::Shared;
 
 /// The server's routes.
@@ -43,5 +44,18 @@ pub fn build(state: Shared) -> Router {
         )
         .route("/api/events", get(ops::api_events))
         .route("/api/machines", get(ops::api_machines))
+        // Accounts.
+        .route("/login", get(accounts::login_form).post(accounts::login))
+        .route("/logout", post(accounts::logout))
+        .route("/signup", get(accounts::signup_form).post(accounts::signup))
+        .route("/account", get(accounts::account))
+        .route("/account/tokens", post(accounts::new_token))
+        .route("/account/tokens/{id}/revoke", post(accounts::revoke_token))
+        .route("/users", get(accounts::users))
+        .route("/users/{name}/accept", post(accounts::accept))
+        .route("/users/{name}/reject", post(accounts::reject))
+        // Every request, of every route above and of any added later, passes the guard:
+        // the caller, and on a server with accounts sign-in, CSRF and a run's owner.
+        .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
         .with_state(state)
 }

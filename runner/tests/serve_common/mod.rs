@@ -77,22 +77,9 @@ impl Server {
 
     /// One request: the status and the body.
     pub fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        let body = body.unwrap_or("");
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-        let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (code, body.to_string())
+        let headers = ["Content-Type: application/json".to_string()];
+        let reply = self.request(method, path, &headers, body.unwrap_or(""));
+        (reply.code, reply.body)
     }
 
     /// A form POST as a browser sends it (`application/x-www-form-urlencoded`, each value
@@ -114,13 +101,20 @@ impl Server {
             .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
             .collect();
         let body = body.join("&");
+        let headers = ["Content-Type: application/x-www-form-urlencoded".to_string()];
+        let reply = self.request("POST", path, &headers, &body);
+        (reply.code, reply.body)
+    }
+
+    /// One request with `headers` (each `Name: value`): the status, the head, the body.
+    pub fn request(&self, method: &str, path: &str, headers: &[String], body: &str) -> Reply {
         let mut s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
         write!(
             s,
-            "POST {path} HTTP/1.1\r\nHost: {}\r\n\
-             Content-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{extra}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
             self.addr,
             body.len()
         )
@@ -129,7 +123,11 @@ impl Server {
         s.read_to_string(&mut reply).unwrap();
         let (head, body) = reply.split_once("\r\n\r\n").unwrap();
         let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (code, body.to_string())
+        Reply {
+            code,
+            head: head.to_string(),
+            body: body.to_string(),
+        }
     }
 
     pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
@@ -169,6 +167,24 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill9();
+    }
+}
+
+/// An answer of [`Server::request`].
+#[derive(Debug)]
+pub struct Reply {
+    pub code: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Reply {
+    /// The value of header `name` (any case), when present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
     }
 }
 

@@ -211,6 +211,7 @@ mod tests {
             throughput: 100,
             note: "",
             cwd: "/",
+            owner: None,
         };
         let id = db.insert(&new, |id| format!("/d/{id}")).unwrap().id;
         let row = RunEngine {

@@ -7,6 +7,7 @@
 pub mod engines;
 pub mod events;
 pub mod runs;
+pub mod users;
 
 use std::path::Path;
 
@@ -18,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_engines.sql"),
     include_str!("migrations/0003_events.sql"),
     include_str!("migrations/0004_forms.sql"),
+    include_str!("migrations/0005_accounts.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -37,6 +37,8 @@ pub struct NewRun<'a> {
     pub throughput: i64,
     pub note: &'a str,
     pub cwd: &'a str,
+    /// Who submitted it (`None`: a server without accounts).
+    pub owner: Option<&'a str>,
 }
 
 /// What `GET /api/runs` and the search page filter by.
@@ -94,8 +96,8 @@ impl Db {
         let words = serde_json::to_string(new.words).map_err(|e| e.to_string())?;
         let tx = self.conn.unchecked_transaction().map_err(db_err)?;
         tx.execute(
-            "INSERT INTO runs (kind, words, priority, throughput, note, state, created, dir, cwd) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, '', ?7)",
+            "INSERT INTO runs (kind, words, priority, throughput, note, state, created, dir, cwd, \
+             owner) VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, '', ?7, ?8)",
             params![
                 new.kind,
                 words,
@@ -103,7 +105,8 @@ impl Db {
                 new.throughput,
                 new.note,
                 now(),
-                new.cwd
+                new.cwd,
+                new.owner
             ],
         )
         .map_err(db_err)?;
@@ -253,6 +256,7 @@ mod tests {
             throughput: 100,
             note: "rfp 50%",
             cwd: "/",
+            owner: None,
         };
         let a = db.insert(&new, |id| format!("/d/runs/{id}")).unwrap();
         assert_eq!(a.dir, format!("/d/runs/{}", a.id));

@@ -3,11 +3,12 @@
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{blocking, ApiError};
+use crate::serve::accounts::Caller;
 use crate::serve::actions::{self, Submit};
 use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live;
@@ -22,6 +23,8 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));
     v["url"] = json!(format!("/runs/{}", run.id));
+    let owner = st.db.lock().expect("db lock").run_owner(run.id);
+    v["owner"] = json!(owner.ok().flatten().flatten());
     let engines = st.db.lock().expect("db lock").run_engines(run.id);
     v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
     v
@@ -48,8 +51,10 @@ pub async fn get(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
 /// `POST /api/runs` with `{kind, words, priority?, throughput?, note?}`: 201 and the run.
 pub async fn submit(
     State(st): State<Shared>,
-    Json(s): Json<Submit>,
+    Extension(caller): Extension<Caller>,
+    Json(mut s): Json<Submit>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    s.owner = caller.name().map(String::from);
     let run = blocking(&st, move |st| actions::submit(st, &s)).await?;
     Ok((StatusCode::CREATED, Json(run_json(&st, &run))))
 }

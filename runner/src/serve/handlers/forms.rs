@@ -4,11 +4,12 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::Form;
+use axum::{Extension, Form};
 use serde::Deserialize;
 
 use super::blocking;
 use super::pages::index_with;
+use crate::serve::accounts::Caller;
 use crate::serve::actions::{self, Refusal, Submit};
 use crate::serve::form_words::{engine_words, EngineFields};
 use crate::serve::pages::html::{esc, layout};
@@ -86,7 +87,11 @@ fn refused(id: i64, r: &Refusal) -> Response {
 }
 
 /// `POST /runs`: a new run from the index's form.
-pub async fn submit(State(st): State<Shared>, Form(f): Form<NewRunForm>) -> Response {
+pub async fn submit(
+    State(st): State<Shared>,
+    Extension(caller): Extension<Caller>,
+    Form(f): Form<NewRunForm>,
+) -> Response {
     let parsed = (|| {
         Ok::<_, Refusal>(Submit {
             kind: f.kind.clone(),
@@ -94,6 +99,7 @@ pub async fn submit(State(st): State<Shared>, Form(f): Form<NewRunForm>) -> Resp
             priority: number("priority", &f.priority)?,
             throughput: number("throughput", &f.throughput)?,
             note: Some(f.note.clone()),
+            owner: caller.name().map(String::from),
         })
     })();
     let result = match parsed {

@@ -1,6 +1,7 @@
 //! The HTTP handlers, one file per area: the JSON API of runs ([`api`]), the pages'
 //! forms ([`forms`]), the pages ([`pages`]) and a run's files ([`files`]).
 
+pub mod accounts;
 pub mod api;
 pub mod engines;
 pub mod files;

@@ -21,6 +21,11 @@ pub fn esc(text: &str) -> String {
     out
 }
 
+/// Where the navigation's account links go: the accounts guard puts them there on a
+/// server with accounts (`serve/accounts/guard.rs`); without accounts it stays an HTML
+/// comment.
+pub const ACCOUNT_MARK: &str = "<!--account-->";
+
 /// A whole page: `title` (escaped here), `body` (already HTML), an optional inline script.
 pub fn layout(title: &str, body: &str, script: &str) -> String {
     format!(
@@ -29,7 +34,7 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
          <title>{t} · spar serve</title><style>{STYLE}</style></head><body>\
          <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
          <a href=\"/engines\">engines</a> · <a href=\"/machines\">machines</a> · \
-         <a href=\"/events\">events</a></nav>\
+         <a href=\"/events\">events</a>{ACCOUNT_MARK}</nav>\
          <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
         t = esc(title),
     )

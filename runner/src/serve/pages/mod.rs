@@ -2,6 +2,7 @@
 //! ([`search`]); [`html`] holds the one escaping function and the layout. Every page reads
 //! without JavaScript; a small inline script polls the JSON API for live numbers.
 
+pub mod accounts;
 pub mod engines;
 pub mod html;
 pub mod index;

@@ -1,0 +1,130 @@
+//! The accounts' pages: sign in, sign up, an account's page with its API tokens, and the
+//! admin's users page. Every POST form here gets its CSRF field from the accounts guard,
+//! as every other page's does.
+
+use super::html::{esc, layout, time};
+use crate::serve::accounts::ROLES;
+use crate::serve::db::users::{Token, User};
+
+fn error(message: Option<&str>) -> String {
+    message.map_or(String::new(), |m| {
+        format!("<p class=\"err\" id=\"error\">{}</p>", esc(m))
+    })
+}
+
+/// `/login`: the sign-in form.
+pub fn login(name: &str, message: Option<&str>) -> String {
+    let body = format!(
+        "{}<form method=\"post\" action=\"/login\">\
+         <p><label>Name <input name=\"name\" value=\"{}\" autocomplete=\"username\"></label></p>\
+         <p><label>Password <input type=\"password\" name=\"password\" \
+         autocomplete=\"current-password\"></label></p>\
+         <p><button>Sign in</button></p></form>\
+         <p>No account? <a href=\"/signup\">Sign up</a>: an admin accepts it.</p>",
+        error(message),
+        esc(name)
+    );
+    layout("Sign in", &body, "")
+}
+
+/// `/signup`: the sign-up form, or what became of a sign-up (`done`).
+pub fn signup(name: &str, message: Option<&str>, done: Option<&str>) -> String {
+    if let Some(done) = done {
+        let body = format!("<p id=\"done\">{}</p>", esc(done));
+        return layout("Sign up", &body, "");
+    }
+    let body = format!(
+        "{}<form method=\"post\" action=\"/signup\">\
+         <p><label>Name <input name=\"name\" value=\"{}\" autocomplete=\"username\"></label> \
+         (letters, digits, <code>_ - .</code>)</p>\
+         <p><label>Password <input type=\"password\" name=\"password\" \
+         autocomplete=\"new-password\"></label> (at least {} characters)</p>\
+         <p><button>Sign up</button></p></form>",
+        error(message),
+        esc(name),
+        crate::serve::accounts::MIN_PASSWORD
+    );
+    layout("Sign up", &body, "")
+}
+
+/// `/account`: the account, its API tokens (a new one shown once), and the token form.
+pub fn account(user: &User, tokens: &[Token], new: Option<&str>, message: Option<&str>) -> String {
+    let shown = new.map_or(String::new(), |t| {
+        format!(
+            "<p>Your new API token (shown only now: copy it):</p><pre id=\"token\">{}</pre>\
+             <p>Use it as <code>spar submit --token TOKEN</code> (or <code>SPAR_TOKEN</code>) \
+             or the header <code>Authorization: Bearer TOKEN</code>.</p>",
+            esc(t)
+        )
+    });
+    let rows: String = tokens
+        .iter()
+        .map(|t| {
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><form class=\"inline\" \
+                 method=\"post\" action=\"/account/tokens/{}/revoke\"><button>revoke</button>\
+                 </form></td></tr>",
+                esc(&t.label),
+                time(Some(t.created)),
+                time(t.last_used),
+                t.id
+            )
+        })
+        .collect();
+    let body = format!(
+        "{}<p>Signed in as <b>{}</b> ({}).</p>{shown}<h2>API tokens</h2>\
+         <table><tr><th>label</th><th>created</th><th>last used</th><th></th></tr>{rows}</table>\
+         <form method=\"post\" action=\"/account/tokens\"><label>Label \
+         <input name=\"label\"></label> <button>New token</button></form>",
+        error(message),
+        esc(&user.name),
+        esc(&user.role),
+    );
+    layout("Account", &body, "")
+}
+
+/// `/users`: pending and active accounts, with accept/reject and the role of each.
+pub fn users(users: &[User], message: Option<&str>) -> String {
+    let rows: String = users
+        .iter()
+        .map(|u| {
+            let name = esc(&u.name);
+            let options: String = ROLES
+                .iter()
+                .map(|r| {
+                    let sel = if *r == u.role { " selected" } else { "" };
+                    format!("<option{sel}>{r}</option>")
+                })
+                .collect();
+            let pending = if u.state == "pending" {
+                format!(
+                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/reject\">\
+                     <button>reject</button></form>"
+                )
+            } else {
+                String::new()
+            };
+            let set = if u.state == "pending" {
+                "accept"
+            } else {
+                "set role"
+            };
+            format!(
+                "<tr class=\"{}\"><td>{name}</td><td>{}</td><td>{}</td><td>{}</td><td>\
+                 <form class=\"inline\" method=\"post\" action=\"/users/{name}/accept\">\
+                 <select name=\"role\">{options}</select> <button>{set}</button></form> \
+                 {pending}</td></tr>",
+                esc(&u.state),
+                esc(&u.state),
+                esc(&u.role),
+                time(Some(u.created)),
+            )
+        })
+        .collect();
+    let body = format!(
+        "{}<table><tr><th>name</th><th>state</th><th>role</th><th>created</th><th></th></tr>\
+         {rows}</table>",
+        error(message)
+    );
+    layout("Users", &body, "")
+}
