@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::handlers::{api, engines, files, forms, ops, pages, stream};
+use super::handlers::{api, engines, files, forms, index_stream, ops, pages, stream};
 use super::state::Shared;
 
 /// The server's routes.
@@ -35,6 +35,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/engines", get(engines::list).post(engines::register))
         .route("/api/engines/{name}", get(engines::get))
         .route("/api/events", get(ops::api_events))
+        .route("/api/events/runs", get(index_stream::events))
         .route("/api/machines", get(ops::api_machines))
         .with_state(state)
 }
