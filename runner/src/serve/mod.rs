@@ -15,6 +15,7 @@ pub mod db;
 pub mod engines;
 pub mod handlers;
 pub mod live;
+pub mod nodes;
 pub mod pages;
 pub mod router;
 pub mod scheduler;
