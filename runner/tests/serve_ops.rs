@@ -277,6 +277,41 @@ fn a_run_on_a_slurm_server_plays_as_a_job_array_and_its_page_shows_the_shards() 
 }
 
 #[test]
+fn cluster_runs_are_sized_by_their_share_of_the_servers_shards() {
+    let test = "cluster_runs_are_sized_by_their_share_of_the_servers_shards";
+    let Some(conf) = cluster(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start_with(
+        &data,
+        &tmp.path().join("serve.log"),
+        &["--slurm", "--shards", "4", "--cpus-per-shard", "1"],
+        Some(&conf),
+        tmp.path(),
+    );
+    // The first run plays alone (4 shards) or beside the second (2); the second, submitted
+    // while the first plays, gets half of the 4 shards.
+    let a = server.submit("match", MATCH);
+    let b = server.submit("match", MATCH);
+    for id in [a, b] {
+        let v = server.wait(id, "finished", |v| {
+            matches!(state(v), "finished" | "failed")
+        });
+        assert_eq!(state(&v), "finished", "{v}");
+        assert_eq!(games(&v), 8, "{v}");
+    }
+    let shards =
+        |id: i64| json(&data.join(format!("runs/{id}/run/manifest.json")))["shards"].clone();
+    assert_eq!(shards(b), 2, "{}", read(&server.log));
+    assert!(shards(a) == 4 || shards(a) == 2, "{}", shards(a));
+    let starts = server.events(&format!("?run={b}&kind=start"));
+    let message = starts[0]["message"].as_str().unwrap();
+    assert!(message.contains("Slurm job array of 2 shards"), "{message}");
+}
+
+#[test]
 fn a_cluster_datagen_runs_page_shows_its_positions_and_rate() {
     let test = "a_cluster_datagen_runs_page_shows_its_positions_and_rate";
     let Some(conf) = cluster(test) else {

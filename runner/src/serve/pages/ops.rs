@@ -1,6 +1,6 @@
 //! The operations pages: the event log (`/events`, filtered by run and kind in the URL)
 //! and the machines (`/machines`: the local slots — which run holds how many cores, its
-//! games/s — and, with the Slurm backend, each run's shards).
+//! games/s — and, with the Slurm backend, each run's shards and the cluster's nodes).
 
 use super::html::{esc, layout, num, time};
 use crate::serve::db::events::{Event, EventFilter, KINDS};
@@ -68,7 +68,8 @@ pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> 
     let mut b = format!("<p id=\"backend\">{}</p>", esc(backend));
     if slurm {
         b.push_str(&format!(
-            "<p>{} run{} playing on the cluster (each child is its run's coordinator).</p>",
+            "<p>{} run{} playing on the cluster (each child is its run's coordinator, its \
+             job array its share of the shards).</p>",
             slots.len(),
             if slots.len() == 1 { "" } else { "s" }
         ));
@@ -84,7 +85,7 @@ pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> 
         b.push_str(&format!(
             "<table id=\"machines\"><tr><th>run</th><th>kind</th><th>state</th>\
              <th>{}</th><th>for</th><th>games</th><th>games/s</th></tr>",
-            if slurm { "slot" } else { "cores" }
+            if slurm { "shards" } else { "cores" }
         ));
         for s in slots {
             b.push_str(&format!(
