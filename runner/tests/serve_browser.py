@@ -112,6 +112,21 @@ def main():
              f"({events} live stream events)")
         assert verdict == "H1", verdict
 
+        # The index updates live: the same SPRT again, watched from the index (its stream,
+        # /api/events/runs): the row gets its numbers, turns green and moves to Finished.
+        rid2 = submit_run(d, sprt, "browser index live")
+        d.get(URL + "/")
+        d.execute_script("window.__notReloaded = 43;")
+        wait(d, 300, lambda d: d.find_elements(
+            By.CSS_SELECTOR, f"section#finished tr#run-{rid2}.H1"))
+        row2 = d.find_element(By.ID, f"run-{rid2}")
+        assert d.execute_script("return window.__notReloaded;") == 43, "the index was reloaded"
+        events2 = int(row2.get_attribute("data-events") or 0)
+        assert events2 >= 1, "the index got no event of its live stream (SSE)"
+        assert row2.find_element(By.CSS_SELECTOR, "td[data-f=state]").text == "finished"
+        step(f"run {rid2} turned H1 and moved to Finished on the index without a reload "
+             f"({events2} index stream events)")
+
         # Find it by search (the form: text in the note).
         d.find_element(By.LINK_TEXT, "search").click()
         fill(d, "q", "net-vs-hce")

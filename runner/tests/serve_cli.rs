@@ -471,11 +471,40 @@ fn a_failed_run_shows_the_last_lines_of_its_stderr() {
     assert_eq!(code, 201, "{v}");
     let id = v["id"].as_i64().unwrap();
     let v = server.wait(id, "failed", |v| state(v) == "failed");
-    assert_ne!(v["exit_code"], 0);
+    let code = v["exit_code"].as_i64().unwrap();
+    assert_ne!(code, 0, "{v}");
     let tail = v["stderr_tail"].as_str().unwrap();
     assert!(tail.contains("crashy"), "{tail}");
+    // The page: the exit code, the last stderr lines (escaped), the command to replay it.
     let (_, page) = server.http("GET", &format!("/runs/{id}"), None);
     assert!(page.contains("<h2>Failure</h2>"), "{page}");
+    assert!(
+        page.contains(&format!("<span id=\"exit-code\">{code}</span>")),
+        "{page}"
+    );
+    let stderr = page.split("<pre id=\"stderr\">").nth(1).unwrap_or_default();
+    assert!(stderr.contains("engine &#39;crashy&#39; crashed"), "{page}");
+    let replay = page
+        .split("<pre id=\"replay\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no replay command: {page}"));
+    assert!(replay.starts_with("cd "), "{replay}");
+    assert!(
+        replay.contains(&format!(
+            "spar match --engine name=crashy cmd={}",
+            path_str(&engine)
+        )),
+        "{replay}"
+    );
+    assert!(replay.contains("--results "), "{replay}");
+    // The event log has the failure, with the exit code and the last stderr line.
+    let (_, ev) = server.json("GET", &format!("/api/events?run={id}&kind=failure"), None);
+    let ev = ev["events"].as_array().unwrap();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    let message = ev[0]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("exit {code}")), "{message}");
+    assert!(message.contains("crashy"), "{message}");
     // The run resumes on request (and fails again: the engine still crashes).
     let (code, _) = server.json("POST", &format!("/api/runs/{id}/resume"), None);
     assert_eq!(code, 200);

@@ -19,11 +19,21 @@ fn words(w: &str) -> Vec<&str> {
 /// Opens run `id`'s live stream: the status line, the headers, and every event's data
 /// until the server ends the stream.
 fn stream(server: &Server, id: i64) -> (String, String, Vec<Value>) {
+    stream_until(server, &format!("/api/runs/{id}/events"), |_| false)
+}
+
+/// Opens the stream at `path`: the status line, the headers, and every event's data until
+/// the server ends the stream or an event satisfies `until`.
+fn stream_until(
+    server: &Server,
+    path: &str,
+    until: impl Fn(&Value) -> bool,
+) -> (String, String, Vec<Value>) {
     let mut s = TcpStream::connect(&server.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(180))).unwrap();
     write!(
         s,
-        "GET /api/runs/{id}/events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\
          Connection: close\r\n\r\n",
         server.addr
     )
@@ -41,10 +51,21 @@ fn stream(server: &Server, id: i64) -> (String, String, Vec<Value>) {
         head.push_str(&line);
     }
     let mut events = Vec::new();
+    let start = std::time::Instant::now();
     for line in r.lines() {
         let line = line.unwrap();
+        // Keep-alives come every 15 s: a stream that never satisfies `until` ends the test.
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "{path}: waited too long; events so far: {events:?}"
+        );
         if let Some(data) = line.strip_prefix("data: ") {
-            events.push(serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}")));
+            let v: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"));
+            let done = until(&v);
+            events.push(v);
+            if done {
+                break;
+            }
         }
     }
     (status, head, events)
@@ -108,6 +129,95 @@ fn a_runs_stream_sends_its_changes_until_it_finishes() {
     let (code, body) = server.http("GET", "/api/runs/9999/events", None);
     assert_eq!(code, 404, "{body}");
     assert!(body.contains("no run 9999"), "{body}");
+}
+
+#[test]
+fn the_index_stream_sends_the_running_runs_numbers_and_their_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    let w = "--engine name=a --engine name=b --each nodes=400 --games 80 --seed 12";
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(w)})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    // A second run, stopped at once: it leaves the queue, and the stream says so.
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({"kind": "match", "words": words(&w.replace("80", "2000")), "priority": -1})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let other = v["id"].as_i64().unwrap();
+
+    let (status, head, events) = stream_until(&server, "/api/events/runs", |e| {
+        e["id"] == id && state(e) == "finished"
+    });
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    let ours: Vec<&Value> = events.iter().filter(|e| e["id"] == id).collect();
+    assert!(ours.len() >= 2, "{events:?}");
+    let games: Vec<u64> = ours
+        .iter()
+        .map(|e| e["live"]["games"].as_u64().unwrap_or(0))
+        .collect();
+    assert!(games.windows(2).all(|g| g[0] <= g[1]), "{games:?}");
+    assert!(
+        ours.iter().any(|e| state(e) == "running"
+            && (1..80).contains(&e["live"]["games"].as_u64().unwrap_or(0))),
+        "a running event with games in between: {games:?}"
+    );
+    let last = ours.last().unwrap();
+    assert_eq!(last["live"]["games"], 80, "{last}");
+    assert_eq!(
+        *last,
+        &server.run(id),
+        "the last event is the run as the API answers it"
+    );
+    // Only changes are sent.
+    assert!(ours.windows(2).all(|e| e[0] != e[1]), "{ours:?}");
+    // The lower-priority run waited, queued; it then played and finished or still plays.
+    assert!(events.iter().any(|e| e["id"] == other), "{events:?}");
+
+    // A stopped run's end is sent to a stream that saw it play.
+    let events = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            stream_until(&server, "/api/events/runs", |e| {
+                e["id"] == other && state(e) == "stopped"
+            })
+        });
+        std::thread::sleep(Duration::from_millis(2500));
+        let (code, v) = server.json("POST", &format!("/api/runs/{other}/stop"), None);
+        assert_eq!(code, 200, "{v}");
+        watcher.join().unwrap().2
+    });
+    let theirs: Vec<&Value> = events.iter().filter(|e| e["id"] == other).collect();
+    assert!(
+        matches!(state(theirs[0]), "running" | "queued"),
+        "{theirs:?}"
+    );
+    assert_eq!(state(theirs.last().unwrap()), "stopped", "{theirs:?}");
+
+    // The index watches the stream, falls back to polling, and reads without it: the rows
+    // have the numbers.
+    let (_, page) = server.http("GET", "/", None);
+    assert!(page.contains("/api/events/runs"), "{page}");
+    assert!(page.contains("setInterval(poll"), "{page}");
+    let row = page
+        .split(&format!("<tr id=\"run-{id}\""))
+        .nth(1)
+        .unwrap()
+        .split("</tr>")
+        .next()
+        .unwrap();
+    assert!(row.contains("<td data-f=\"games\">80</td>"), "{row}");
 }
 
 #[test]

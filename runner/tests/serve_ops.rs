@@ -4,7 +4,9 @@
 //! which run holds how many cores, its games/s), a finished run's numbers kept in its row,
 //! and the Slurm backend on the real local Slurm of `ci/slurm-local.sh` (skipped without
 //! it, a failure under `CI=true`): a run submitted to a `spar serve --slurm` plays as a job
-//! array, ends with the CLI's games, and its page shows the shards.
+//! array, ends with the CLI's games, its page shows the shards and the machines page the
+//! cluster's nodes with the run's shards on them; a cluster datagen run shows its positions
+//! and positions/s.
 
 mod common;
 mod serve_common;
@@ -209,10 +211,35 @@ fn a_run_on_a_slurm_server_plays_as_a_job_array_and_its_page_shows_the_shards() 
     );
     let (_, m) = server.json("GET", "/api/machines", None);
     assert_eq!(m["slurm"], true, "{m}");
+    // The cluster's nodes (sinfo -N): the local cluster's one node, its state and CPUs.
+    let nodes = m["nodes"].as_array().unwrap_or_else(|| panic!("{m}"));
+    assert_eq!(nodes.len(), 1, "{m}");
+    assert!(nodes[0]["cpus"].as_u64().unwrap() >= 1, "{m}");
+    assert!(!nodes[0]["state"].as_str().unwrap().is_empty(), "{m}");
+    let node = nodes[0]["name"].as_str().unwrap().to_string();
+    let (code, page) = server.http("GET", "/machines", None);
+    assert_eq!(code, 200);
+    assert!(page.contains("<table id=\"nodes\">"), "{page}");
+    assert!(page.contains(&format!("<td>{node}</td>")), "{page}");
     let id = server.submit("match", MATCH);
-    let v = server.wait(id, "finished", |v| {
-        matches!(state(v), "finished" | "failed")
-    });
+    // While it plays, the node shows the run's shards (squeue).
+    let on_node = std::cell::RefCell::new(Vec::new());
+    let v = server.until(
+        180,
+        "the run's end",
+        || {
+            let (_, m) = server.json("GET", "/api/machines", None);
+            for t in m["nodes"][0]["shards"].as_array().into_iter().flatten() {
+                assert_eq!(t["run"], id, "{m}");
+                on_node.borrow_mut().push(t["shard"].as_u64().unwrap());
+            }
+            server.run(id)
+        },
+        |v| matches!(state(v), "finished" | "failed"),
+    );
+    let on_node = on_node.into_inner();
+    assert!(!on_node.is_empty(), "no shard of run {id} seen on {node}");
+    assert!(on_node.iter().all(|&s| s < 2), "{on_node:?}");
     let dir = data.join(format!("runs/{id}"));
     assert_eq!(
         state(&v),
@@ -247,6 +274,82 @@ fn a_run_on_a_slurm_server_plays_as_a_job_array_and_its_page_shows_the_shards() 
             .contains("Slurm job array of 2 shards"),
         "{starts:?}"
     );
+}
+
+#[test]
+fn cluster_runs_are_sized_by_their_share_of_the_servers_shards() {
+    let test = "cluster_runs_are_sized_by_their_share_of_the_servers_shards";
+    let Some(conf) = cluster(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start_with(
+        &data,
+        &tmp.path().join("serve.log"),
+        &["--slurm", "--shards", "4", "--cpus-per-shard", "1"],
+        Some(&conf),
+        tmp.path(),
+    );
+    // The first run plays alone (4 shards) or beside the second (2); the second, submitted
+    // while the first plays, gets half of the 4 shards.
+    let a = server.submit("match", MATCH);
+    let b = server.submit("match", MATCH);
+    for id in [a, b] {
+        let v = server.wait(id, "finished", |v| {
+            matches!(state(v), "finished" | "failed")
+        });
+        assert_eq!(state(&v), "finished", "{v}");
+        assert_eq!(games(&v), 8, "{v}");
+    }
+    let shards =
+        |id: i64| json(&data.join(format!("runs/{id}/run/manifest.json")))["shards"].clone();
+    assert_eq!(shards(b), 2, "{}", read(&server.log));
+    assert!(shards(a) == 4 || shards(a) == 2, "{}", shards(a));
+    let starts = server.events(&format!("?run={b}&kind=start"));
+    let message = starts[0]["message"].as_str().unwrap();
+    assert!(message.contains("Slurm job array of 2 shards"), "{message}");
+}
+
+#[test]
+fn a_cluster_datagen_runs_page_shows_its_positions_and_rate() {
+    let test = "a_cluster_datagen_runs_page_shows_its_positions_and_rate";
+    let Some(conf) = cluster(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start_with(
+        &data,
+        &tmp.path().join("serve.log"),
+        &["--slurm", "--shards", "2", "--cpus-per-shard", "1"],
+        Some(&conf),
+        tmp.path(),
+    );
+    let id = server.submit("datagen", "--games 6 --nodes 500 --seed 2 --format text");
+    let v = server.wait(id, "finished", |v| {
+        matches!(state(v), "finished" | "failed")
+    });
+    let dir = data.join(format!("runs/{id}"));
+    assert_eq!(
+        state(&v),
+        "finished",
+        "{v}\n{}",
+        read(&dir.join("stderr.log"))
+    );
+    assert_eq!(v["live"]["shards"].as_array().map(Vec::len), Some(2), "{v}");
+    // The shards' positions are the merged text file's lines.
+    let lines = read(&dir.join("positions")).lines().count() as u64;
+    assert!(lines > 6, "{lines}");
+    assert_eq!(games(&v), 6, "{v}");
+    assert_eq!(v["live"]["positions"], lines, "{v}");
+    assert!(v["live"]["positions_per_s"].as_f64().unwrap() > 0.0, "{v}");
+    let (_, page) = server.http("GET", &format!("/runs/{id}"), None);
+    assert!(
+        page.contains(&format!("<td data-f=\"positions\">{lines}</td>")),
+        "{page}"
+    );
+    assert!(page.contains("data-f=\"positions_per_s\""), "{page}");
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn rate(run: &super::db::runs::Run, l: &Live) -> Option<f64> {
 
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`.
 pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
-    if let Some(out) = cluster(kind, dir) {
+    if let Some(out) = cluster(kind, words, dir) {
         return out;
     }
     let file = words::primary(kind, dir, words);
@@ -129,7 +129,7 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
 
 /// The live numbers of a cluster run from its run directory (`None`: the run in `dir` is
 /// no cluster run, or its directory cannot be read: the caller reads the local files).
-fn cluster(kind: &str, dir: &Path) -> Option<Live> {
+fn cluster(kind: &str, words: &[String], dir: &Path) -> Option<Live> {
     if !slurm::is_cluster_run(dir) {
         return None;
     }
@@ -161,10 +161,37 @@ fn cluster(kind: &str, dir: &Path) -> Option<Live> {
     };
     match kind {
         "match" | "sprt" => numbers(&snap, &mut out),
-        "datagen" => out.games = snap.games_done,
+        "datagen" => {
+            out.games = snap.games_done;
+            out.positions = Some(shard_positions(&rd, &out.shards, words::format_of(words)));
+        }
         _ => {}
     }
     Some(out)
+}
+
+/// A cluster datagen run's positions: those of each shard's complete games (its records'
+/// count) in the shard's training file — the viriformat file's positions, or the text
+/// file's lines when it writes only text.
+fn shard_positions(
+    rd: &Path,
+    shards: &[slurm::Shard],
+    format: data::training::files::Format,
+) -> u64 {
+    shards
+        .iter()
+        .filter(|s| s.done > 0)
+        .filter_map(|s| {
+            let file = crate::cluster::shard_positions(rd, s.index);
+            let ends = data::training::files::game_ends(&file, format).ok()?;
+            let counted = match format.paths(&file).viriformat {
+                Some(_) => ends.viriformat,
+                None => ends.text,
+            };
+            let games = (s.done as usize).min(counted.len());
+            games.checked_sub(1).map(|g| counted[g].1)
+        })
+        .sum()
 }
 
 /// A match's or SPRT's numbers from a snapshot of its files.

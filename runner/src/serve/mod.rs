@@ -17,6 +17,7 @@ pub mod engines;
 pub mod form_words;
 pub mod handlers;
 pub mod live;
+pub mod nodes;
 pub mod pages;
 pub mod router;
 pub mod scheduler;

@@ -4,7 +4,9 @@ use axum::routing::{get, post};
 use axum::{middleware, Router};
 
 use super::accounts::guard;
-use super::handlers::{accounts, api, engines, files, forms, ops, pages, stream};
+use super::handlers::{
+    accounts, api, engines, files, forms, index_stream, ops, pages, stream,
+};
 use super::state::Shared;
 
 /// The server's routes.
@@ -43,6 +45,7 @@ pub fn build(state: Shared) -> Router {
                 .delete(engines::remove),
         )
         .route("/api/events", get(ops::api_events))
+        .route("/api/events/runs", get(index_stream::events))
         .route("/api/machines", get(ops::api_machines))
         // Accounts.
         .route("/login", get(accounts::login_form).post(accounts::login))

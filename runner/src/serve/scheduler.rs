@@ -199,22 +199,27 @@ impl Scheduler {
                 throughput: r.throughput,
             })
             .collect();
-        // With Slurm every admitted run has one slot here (its shards are the cluster's):
-        // as many slots as runs, so all those of the highest priority play at once.
-        let slots = match self.slurm {
-            Some(_) => wants.len(),
-            None => self.cores,
-        };
-        let shares: HashMap<i64, usize> = share(slots, &wants)
-            .into_iter()
-            .map(|(id, c)| (id, if self.slurm.is_some() { 1 } else { c }))
-            .collect();
+        // With Slurm the shares are of the server's shards, and every run of the highest
+        // priority plays (the cluster queues the tasks).
+        let slots = self.cores;
+        let shares: HashMap<i64, usize> = match &self.slurm {
+            Some(s) => super::slurm::shard_shares(s.shards, &wants),
+            None => share(slots, &wants),
+        }
+        .into_iter()
+        .collect();
         let mut events = Vec::new();
         let mut children = self.children.lock().expect("children lock");
         // Stop what should not play, or plays with other cores.
         for (id, p) in children.iter_mut() {
             let wanted = shares.get(id).copied();
-            if wanted != Some(p.cores) {
+            // A cluster run keeps the shards it started with (its manifest fixes them): it
+            // stops only when it should not play.
+            let differs = match self.slurm {
+                Some(_) => wanted.is_none(),
+                None => wanted != Some(p.cores),
+            };
+            if differs {
                 match p.stopping {
                     None => {
                         p.stopping = Some(Instant::now());
@@ -261,7 +266,7 @@ impl Scheduler {
                 .games
                 .unwrap_or(0);
             match self.start(run, cores) {
-                Ok((child, how)) => {
+                Ok((child, how, cores)) => {
                     used += cores;
                     children.insert(
                         run.id,
@@ -325,14 +330,19 @@ impl Scheduler {
         }
     }
 
-    /// Starts run `run`'s child with `cores` cores (with Slurm: its coordinator); the
-    /// child and how it started, in words.
-    fn start(&self, run: &Run, cores: usize) -> Result<(Child, String), String> {
+    /// Starts run `run`'s child with `cores` cores (with Slurm: its coordinator, with
+    /// `cores` shards for a new cluster run, its manifest's when it resumes); the child, how
+    /// it started, in words, and its cores (shards).
+    fn start(&self, run: &Run, cores: usize) -> Result<(Child, String, usize), String> {
         let dir = Path::new(&run.dir);
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let cores = match &self.slurm {
+            Some(_) => super::slurm::shards_of(dir).map_or(cores, |n| n as usize),
+            None => cores,
+        };
         let (argv, resume) = match &self.slurm {
             Some(s) => (
-                super::slurm::argv(&run.kind, &run.words, dir, s),
+                super::slurm::argv(&run.kind, &run.words, dir, s, cores as u64),
                 super::slurm::is_cluster_run(dir),
             ),
             None => {
@@ -373,7 +383,7 @@ impl Scheduler {
             match &self.slurm {
                 Some(s) => format!(
                     "as a Slurm job array of {} shards × {} CPUs{}",
-                    s.shards,
+                    cores,
                     s.cpus_per_shard,
                     s.partition
                         .as_ref()
@@ -391,7 +401,7 @@ impl Scheduler {
         let child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-        Ok((child, how))
+        Ok((child, how, cores))
     }
 
     /// Records the children that ended: exit 0 is finished; one the server stopped goes

@@ -1,6 +1,7 @@
 //! The Slurm backend (`spar serve --slurm`): each run plays as a `--slurm` run — its words,
 //! the server's output flags, then `--slurm --run-dir DIR/run --shards N --cpus-per-shard
-//! C [--sbatch-arg=--partition=P] [--resume]` — whose coordinator is the server's child.
+//! C [--sbatch-arg=--partition=P] [--resume]` — whose coordinator is the server's child;
+//! N is the run's fair share of the server's `--shards` ([`shard_shares`]).
 //! The run directory of the cluster run (`DIR/run`: its manifest, shard records and
 //! `jobs.json`) is where its numbers and its shards are read from while it plays
 //! (`live.rs`: `cluster::status::of_run`, the view of `spar status DIR/run`).
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::settings::SlurmSettings;
+use super::share::{share, Want};
 use super::words;
 
 /// The cluster run directory of the run whose files are in `dir`.
@@ -24,24 +26,41 @@ pub fn is_cluster_run(dir: &Path) -> bool {
 
 /// The coordinator's arguments (after the program): `KIND WORDS… OUTPUTS… --slurm
 /// --run-dir DIR/run --shards N --cpus-per-shard C [--sbatch-arg=--partition=P]
-/// [--resume]`. It resumes (reattaches) when the cluster run has its manifest.
-pub fn argv(kind: &str, words: &[String], dir: &Path, s: &SlurmSettings) -> Vec<String> {
+/// [--resume]`, with `shards` the run's share of the server's shards. It resumes
+/// (reattaches) when the cluster run has its manifest; then its shards are the manifest's.
+pub fn argv(
+    kind: &str,
+    words: &[String],
+    dir: &Path,
+    s: &SlurmSettings,
+    shards: u64,
+) -> Vec<String> {
     let mut v = vec![kind.to_string()];
-    v.extend(command_words(kind, words, dir, s));
+    v.extend(words.iter().cloned());
+    v.extend(words::outputs(kind, dir));
+    v.extend(flags(dir, s, shards_of(dir).unwrap_or(shards)));
     if is_cluster_run(dir) {
         v.push("--resume".into());
     }
     v
 }
 
-/// The server's flags of a cluster run: its outputs and where and how it plays.
-pub fn flags(dir: &Path, s: &SlurmSettings) -> Vec<String> {
+/// The shards of the cluster run in `dir` (its manifest's; `None` before it has one).
+pub fn shards_of(dir: &Path) -> Option<u64> {
+    crate::cluster::manifest::Manifest::read(&run_dir(dir))
+        .ok()
+        .map(|m| m.shards)
+}
+
+/// The server's flags of a cluster run of `shards` shards: its outputs and where and how
+/// it plays.
+pub fn flags(dir: &Path, s: &SlurmSettings, shards: u64) -> Vec<String> {
     let mut v = vec![
         "--slurm".to_string(),
         "--run-dir".into(),
         run_dir(dir).to_string_lossy().into_owned(),
         "--shards".into(),
-        s.shards.to_string(),
+        shards.to_string(),
         "--cpus-per-shard".into(),
         s.cpus_per_shard.to_string(),
     ];
@@ -51,13 +70,14 @@ pub fn flags(dir: &Path, s: &SlurmSettings) -> Vec<String> {
     v
 }
 
-/// The words after `spar KIND`, the outputs and the cluster flags (no `--resume`): the
-/// command line the run's page shows.
-pub fn command_words(kind: &str, words: &[String], dir: &Path, s: &SlurmSettings) -> Vec<String> {
-    let mut v = words.to_vec();
-    v.extend(words::outputs(kind, dir));
-    v.extend(flags(dir, s));
-    v
+/// The shards each run of `wants` gets when the server has `total` (its `--shards`): every
+/// run of the highest priority present plays (the cluster queues the tasks), each with its
+/// fair-ratio share of `total` (in proportion to throughput, as the local backend shares
+/// cores), at least one; when there are more such runs than shards, one each.
+pub fn shard_shares(total: u64, wants: &[Want]) -> Vec<(i64, usize)> {
+    let top = wants.iter().map(|w| w.priority).max();
+    let playing = wants.iter().filter(|w| Some(w.priority) == top).count();
+    share((total as usize).max(playing), wants)
 }
 
 /// One shard of a cluster run, as the run's page and the machines page show it.
@@ -89,7 +109,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let words = vec!["--games".to_string(), "8".into()];
-        let v = argv("match", &words, d, &s);
+        let v = argv("match", &words, d, &s, 3);
         let shown = |p: &str| d.join(p).to_string_lossy().into_owned();
         let mut want: Vec<String> = ["match", "--games", "8", "--results"]
             .map(String::from)
@@ -112,6 +132,45 @@ mod tests {
         assert_eq!(v, want);
         std::fs::create_dir_all(d.join("run")).unwrap();
         std::fs::write(d.join("run/manifest.json"), "{}").unwrap();
-        assert_eq!(argv("match", &words, d, &s).last().unwrap(), "--resume");
+        assert_eq!(argv("match", &words, d, &s, 3).last().unwrap(), "--resume");
+    }
+
+    fn w(id: i64, priority: i64, throughput: i64) -> Want {
+        Want {
+            id,
+            priority,
+            throughput,
+        }
+    }
+
+    #[test]
+    fn runs_get_their_fair_share_of_the_servers_shards() {
+        assert_eq!(shard_shares(8, &[w(1, 0, 100)]), [(1, 8)]);
+        assert_eq!(
+            shard_shares(8, &[w(1, 0, 100), w(2, 0, 100)]),
+            [(1, 4), (2, 4)]
+        );
+        assert_eq!(
+            shard_shares(8, &[w(1, 0, 300), w(2, 0, 100)]),
+            [(1, 6), (2, 2)]
+        );
+        // A lower priority waits.
+        assert_eq!(shard_shares(8, &[w(1, -1, 100), w(2, 0, 100)]), [(2, 8)]);
+        // More runs than shards: every run of the top priority plays, one shard each.
+        assert_eq!(
+            shard_shares(2, &[w(1, 0, 100), w(2, 0, 100), w(3, 0, 900), w(4, -1, 1)]),
+            [(1, 1), (2, 1), (3, 1)]
+        );
+        assert!(shard_shares(4, &[]).is_empty());
+        for total in 1..12 {
+            for n in 1..6 {
+                let wants: Vec<Want> = (0..n).map(|i| w(i, 0, 1 + 37 * i * i)).collect();
+                let got = shard_shares(total, &wants);
+                assert_eq!(got.len(), n as usize);
+                assert!(got.iter().all(|g| g.1 >= 1));
+                let sum: usize = got.iter().map(|g| g.1).sum();
+                assert_eq!(sum, (total as usize).max(n as usize));
+            }
+        }
     }
 }

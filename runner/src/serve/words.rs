@@ -168,6 +168,12 @@ pub fn command_line(kind: &str, words: &[String], dir: &Path) -> String {
     v.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
+/// The command that replays a run from a shell: `cd CWD && COMMAND` (`command` as
+/// [`command_line`] writes it; the run's relative paths are read from `cwd`).
+pub fn replay(cwd: &str, command: &str) -> String {
+    format!("cd {} && {command}", quote(cwd))
+}
+
 /// One word for a POSIX shell: as it is when it is plain, else in single quotes.
 fn quote(w: &str) -> String {
     let plain = !w.is_empty()

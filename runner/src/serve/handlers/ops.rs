@@ -1,5 +1,5 @@
 //! The operations pages and their API: the event log (`/events`, `/api/events`) and the
-//! machines (`/machines`, `/api/machines`).
+//! machines (`/machines`, `/api/machines`: the slots and, with Slurm, the nodes).
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -11,6 +11,7 @@ use super::ApiError;
 use crate::serve::actions::Refusal;
 use crate::serve::db::events::{EventFilter, KINDS};
 use crate::serve::live;
+use crate::serve::nodes::{self, Node};
 use crate::serve::pages::ops::{self, SlotRow};
 use crate::serve::state::Shared;
 
@@ -81,7 +82,8 @@ fn slots(st: &Shared) -> Vec<SlotRow> {
 fn backend(st: &Shared) -> String {
     match st.sched.slurm() {
         Some(s) => format!(
-            "Slurm backend: each run is a job array of {} shards × {} CPUs{}.",
+            "Slurm backend: {} shards of {} CPUs{}, shared among the runs (each a job \
+             array of its share).",
             s.shards,
             s.cpus_per_shard,
             s.partition
@@ -92,28 +94,48 @@ fn backend(st: &Shared) -> String {
     }
 }
 
+/// The slots and, with the Slurm backend, the cluster's nodes (or why `sinfo` failed).
+type Machines = (Vec<SlotRow>, Option<Result<Vec<Node>, String>>);
+
+/// What the machines page and its API show, read off the async threads.
+async fn look(st: &Shared) -> Machines {
+    let st2 = st.clone();
+    tokio::task::spawn_blocking(move || {
+        let rows = slots(&st2);
+        let nodes = st2.sched.slurm().map(|_| {
+            let dirs: Vec<(i64, std::path::PathBuf)> =
+                rows.iter().map(|s| (s.run, st2.run_dir(s.run))).collect();
+            let runs: Vec<(i64, &std::path::Path)> =
+                dirs.iter().map(|(id, d)| (*id, d.as_path())).collect();
+            nodes::nodes(&runs)
+        });
+        (rows, nodes)
+    })
+    .await
+    .unwrap_or_default()
+}
+
 /// `GET /machines`.
 pub async fn machines(State(st): State<Shared>) -> Response {
-    let st2 = st.clone();
-    let rows = tokio::task::spawn_blocking(move || slots(&st2))
-        .await
-        .unwrap_or_default();
-    Html(ops::machines(
+    let (rows, nodes) = look(&st).await;
+    let mut page = ops::machines(
         &backend(&st),
         st.sched.cores(),
         st.sched.slurm().is_some(),
         &rows,
-    ))
-    .into_response()
+    );
+    if let Some(nodes) = nodes {
+        let at = page.rfind("<p><a href=\"/events\">").unwrap_or(page.len());
+        page.insert_str(at, &ops::nodes_table(&nodes));
+    }
+    Html(page).into_response()
 }
 
 /// `GET /api/machines`: `{"backend", "cores", "slurm", "slots": [{run, kind, state, cores,
-/// stopping, secs, games, games_per_s, shards}]}`.
+/// stopping, secs, games, games_per_s, shards}]}`, and with the Slurm backend `"nodes":
+/// [{name, state, cpus, cpus_allocated, shards: [{run, shard}]}]` (or `"nodes_error"`).
 pub async fn api_machines(State(st): State<Shared>) -> Json<Value> {
-    let st2 = st.clone();
-    let rows = tokio::task::spawn_blocking(move || slots(&st2))
-        .await
-        .unwrap_or_default();
+    let (rows, nodes) = look(&st).await;
     let slots: Vec<Value> = rows
         .iter()
         .map(|s| {
@@ -124,10 +146,16 @@ pub async fn api_machines(State(st): State<Shared>) -> Json<Value> {
             })
         })
         .collect();
-    Json(json!({
+    let mut v = json!({
         "backend": backend(&st),
         "cores": st.sched.cores(),
         "slurm": st.sched.slurm().is_some(),
         "slots": slots,
-    }))
+    });
+    match nodes {
+        Some(Ok(n)) => v["nodes"] = json!(n),
+        Some(Err(e)) => v["nodes_error"] = json!(e),
+        None => {}
+    }
+    Json(v)
 }

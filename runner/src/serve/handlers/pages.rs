@@ -89,7 +89,10 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     let command = match st.sched.slurm() {
         Some(s) => {
             let mut w = run.words.clone();
-            w.extend(crate::serve::slurm::flags(dir, s));
+            let shards = crate::serve::slurm::shards_of(dir)
+                .or(st.sched.cores_of(id).map(|n| n as u64))
+                .unwrap_or(s.shards);
+            w.extend(crate::serve::slurm::flags(dir, s, shards));
             words::command_line(&run.kind, &w, dir)
         }
         None => words::command_line(&run.kind, &run.words, dir),

@@ -23,10 +23,10 @@ use crate::serve::state::Shared;
 pub const MAX_STREAMS: usize = 256;
 
 /// How often a stream looks at its run.
-const EVERY: Duration = Duration::from_secs(1);
+pub(super) const EVERY: Duration = Duration::from_secs(1);
 
 /// One open stream, counted in `AppState::streams` while it lives.
-struct Slot(Shared);
+pub(super) struct Slot(pub(super) Shared);
 
 impl Drop for Slot {
     fn drop(&mut self) {
@@ -87,22 +87,34 @@ async fn next(mut w: Watch) -> Option<(Result<Event, Infallible>, Watch)> {
     }
 }
 
+/// Takes one of the [`MAX_STREAMS`] places (held while the [`Slot`] lives), or answers the
+/// 503 that says to poll `poll` instead.
+pub(super) fn open(st: &Shared, poll: &str) -> Result<Slot, Box<Response>> {
+    if st.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
+        st.streams.fetch_sub(1, Ordering::SeqCst);
+        let message = format!("too many live streams open ({MAX_STREAMS}); poll {poll}");
+        return Err(Box::new(
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "error": message })),
+            )
+                .into_response(),
+        ));
+    }
+    Ok(Slot(st.clone()))
+}
+
 /// `GET /api/runs/{id}/events` (`text/event-stream`).
 pub async fn events(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     if let Err(e) = actions::get(&st, id) {
         return ApiError(e).into_response();
     }
-    if st.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
-        st.streams.fetch_sub(1, Ordering::SeqCst);
-        let message = format!("too many live streams open ({MAX_STREAMS}); poll /api/runs/{id}");
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "error": message })),
-        )
-            .into_response();
-    }
+    let slot = match open(&st, &format!("/api/runs/{id}")) {
+        Ok(slot) => slot,
+        Err(refused) => return *refused,
+    };
     let w = Watch {
-        slot: Slot(st.clone()),
+        slot,
         id,
         last: None,
         first: true,

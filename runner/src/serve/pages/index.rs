@@ -33,22 +33,32 @@ pub fn page(
     cores: usize,
     form: &FormState,
 ) -> String {
-    let section = |title: &str, states: &[&str]| {
+    let section = |id: &str, title: &str, states: &[&str]| {
         let these: Vec<(Run, Live)> = runs
             .iter()
             .filter(|(r, _)| states.contains(&r.state.as_str()))
             .cloned()
             .collect();
-        if these.is_empty() {
-            format!("<h2>{title}</h2><p>None.</p>")
-        } else {
-            format!("<h2>{title}</h2>{TABLE_HEAD}{}</table>", rows(&these))
-        }
+        // An empty section keeps an empty table (hidden until the live script moves a
+        // row into it).
+        let (none, hidden) = match these.is_empty() {
+            true => ("<p>None.</p>", " hidden"),
+            false => ("", ""),
+        };
+        format!(
+            "<section id=\"{id}\"><h2>{title}</h2>{none}<div{hidden}>{TABLE_HEAD}{}</table></div>\
+             </section>",
+            rows(&these)
+        )
     };
     let mut body = format!("<p>{cores} cores shared among the running runs.</p>");
-    body.push_str(&section("Running", &["running"]));
-    body.push_str(&section("Queued", &["queued"]));
-    body.push_str(&section("Finished", &["finished", "failed", "stopped"]));
+    body.push_str(&section("running", "Running", &["running"]));
+    body.push_str(&section("queued", "Queued", &["queued"]));
+    body.push_str(&section(
+        "finished",
+        "Finished",
+        &["finished", "failed", "stopped"],
+    ));
     body.push_str(&form_html(kinds, engines, form));
     layout("Runs", &body, LIVE_SCRIPT)
 }

@@ -78,8 +78,10 @@ pub fn llr(live: &Live) -> String {
 
 /// The inline script that refreshes rows and fields marked `data-f` (the page works
 /// without it): the run page's table (`id="run"`) from its live stream
-/// (`/api/runs/ID/events`, Server-Sent Events), anything else — and the run page when
-/// `EventSource` is missing or its stream fails — by polling the API every two seconds.
+/// (`/api/runs/ID/events`, Server-Sent Events), the index's rows from the index stream
+/// (`/api/events/runs`; a run that leaves the queue moves to its section), anything else —
+/// and both when `EventSource` is missing or its stream fails — by polling the API every
+/// two seconds.
 pub const LIVE_SCRIPT: &str = r#"<script>
 function fmt(v,d){return (v===null||v===undefined)?"–":Number(v).toFixed(d);}
 function fill(el,r){
@@ -109,14 +111,37 @@ function watch(el){
   };
   es.onerror=function(){es.close();el.removeAttribute("data-sse");};
 }
+function place(el,s){
+  var sec=document.getElementById(s==="running"||s==="queued"?s:"finished");
+  var t=sec&&sec.querySelector("table");
+  if(!t||el.tagName!=="TR"||el.closest("section")===sec)return;
+  var tb=t.tBodies[0];tb.insertBefore(el,tb.rows[1]||null);
+  t.parentNode.hidden=false;var p=sec.querySelector("p");if(p)p.hidden=true;
+}
+var indexSse=false;
+function watchIndex(){
+  if(!window.EventSource||!document.querySelector("tr[data-id]"))return;
+  var es=new EventSource("/api/events/runs");
+  indexSse=true;
+  es.onmessage=function(m){
+    var r;try{r=JSON.parse(m.data);}catch(e){return;}
+    var el=document.getElementById("run-"+r.id);
+    if(!el)return;
+    el.setAttribute("data-events",String(Number(el.getAttribute("data-events")||0)+1));
+    if(r.live)fill(el,r);
+    if(!r.live){var c=el.querySelector("[data-f=state]");if(c)c.textContent=r.state;}
+    if(r.state){el.setAttribute("data-state",r.state);place(el,r.state);}
+  };
+  es.onerror=function(){es.close();indexSse=false;};
+}
 var run=document.getElementById("run");
-if(run)watch(run);
+if(run)watch(run);else if(document.getElementById("running"))watchIndex();
 function poll(){
   document.querySelectorAll("[data-id]").forEach(function(el){
     var s=el.getAttribute("data-state");
-    if(el.getAttribute("data-sse")==="on"||(s!=="running"&&s!=="queued"))return;
+    if(indexSse||el.getAttribute("data-sse")==="on"||(s!=="running"&&s!=="queued"))return;
     fetch("/api/runs/"+el.getAttribute("data-id")).then(function(r){return r.json();}).then(function(r){
-      if(r&&r.id!==undefined){fill(el,r);el.setAttribute("data-state",r.state);}
+      if(r&&r.id!==undefined){fill(el,r);el.setAttribute("data-state",r.state);place(el,r.state);}
     }).catch(function(){});
   });
 }

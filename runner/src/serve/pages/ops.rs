@@ -1,9 +1,10 @@
 //! The operations pages: the event log (`/events`, filtered by run and kind in the URL)
 //! and the machines (`/machines`: the local slots — which run holds how many cores, its
-//! games/s — and, with the Slurm backend, each run's shards).
+//! games/s — and, with the Slurm backend, each run's shards and the cluster's nodes).
 
 use super::html::{esc, layout, num, time};
 use crate::serve::db::events::{Event, EventFilter, KINDS};
+use crate::serve::nodes::Node;
 use crate::serve::slurm::Shard;
 
 /// The event log page.
@@ -67,7 +68,8 @@ pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> 
     let mut b = format!("<p id=\"backend\">{}</p>", esc(backend));
     if slurm {
         b.push_str(&format!(
-            "<p>{} run{} playing on the cluster (each child is its run's coordinator).</p>",
+            "<p>{} run{} playing on the cluster (each child is its run's coordinator, its \
+             job array its share of the shards).</p>",
             slots.len(),
             if slots.len() == 1 { "" } else { "s" }
         ));
@@ -83,7 +85,7 @@ pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> 
         b.push_str(&format!(
             "<table id=\"machines\"><tr><th>run</th><th>kind</th><th>state</th>\
              <th>{}</th><th>for</th><th>games</th><th>games/s</th></tr>",
-            if slurm { "slot" } else { "cores" }
+            if slurm { "shards" } else { "cores" }
         ));
         for s in slots {
             b.push_str(&format!(
@@ -136,6 +138,52 @@ pub fn shards_table(shards: &[Shard]) -> String {
             age = s
                 .age
                 .map_or("–".into(), |a| format!("{} s ago", num(Some(a), 0))),
+        ));
+    }
+    b.push_str("</table>");
+    b
+}
+
+/// The cluster's nodes (`sinfo -N`): name, state, CPUs (allocated of all), and the shards of
+/// the server's runs on each; or why they could not be read.
+pub fn nodes_table(nodes: &Result<Vec<Node>, String>) -> String {
+    let nodes = match nodes {
+        Ok(n) => n,
+        Err(e) => {
+            return format!(
+                "<h2>Nodes</h2><p class=\"err\" id=\"nodes-error\">{}</p>",
+                esc(e)
+            )
+        }
+    };
+    let mut b = String::from(
+        "<h2>Nodes</h2><table id=\"nodes\"><tr><th>node</th><th>state</th>\
+         <th>CPUs allocated / all</th><th>our shards on it</th></tr>",
+    );
+    for n in nodes {
+        let shards: Vec<String> = n
+            .shards
+            .iter()
+            .map(|t| {
+                format!(
+                    "<a href=\"/runs/{r}\">run {r}</a> shard {s}",
+                    r = t.run,
+                    s = t.shard
+                )
+            })
+            .collect();
+        b.push_str(&format!(
+            "<tr class=\"node\"><td>{name}</td><td>{state}</td><td>{alloc} / {cpus}</td>\
+             <td>{shards}</td></tr>",
+            name = esc(&n.name),
+            state = esc(&n.state),
+            alloc = n.cpus_allocated.map_or("–".into(), |c| c.to_string()),
+            cpus = n.cpus.map_or("–".into(), |c| c.to_string()),
+            shards = if shards.is_empty() {
+                "–".into()
+            } else {
+                shards.join(", ")
+            },
         ));
     }
     b.push_str("</table>");

@@ -54,12 +54,22 @@ pub fn page(
         dir = esc(&run.dir),
     );
     b.push_str(sections);
-    if run.state == "failed" && !run.stderr_tail.is_empty() {
+    if run.state == "failed" {
+        let code = run.exit_code.map_or(
+            "no exit code (killed by a signal, or it could not start)".into(),
+            |c| format!("exit code <span id=\"exit-code\">{c}</span>"),
+        );
+        let tail = match run.stderr_tail.is_empty() {
+            true => "(nothing)",
+            false => run.stderr_tail.as_str(),
+        };
         b.push_str(&format!(
-            "<h2>Failure</h2><p class=\"err\">The run ended with exit code {}; the last lines \
-             of its stderr:</p><pre id=\"stderr\">{}</pre>",
-            num(run.exit_code.map(|c| c as f64), 0),
-            esc(&run.stderr_tail)
+            "<h2>Failure</h2><p class=\"err\">The run failed with {code}; the last lines of its \
+             stderr:</p><pre id=\"stderr\">{tail}</pre><p>To replay it (in a shell):</p>\
+             <pre id=\"replay\">{replay}</pre><p><a href=\"/events?run={id}&amp;kind=failure\">\
+             The failure in the event log</a></p>",
+            tail = esc(tail),
+            replay = esc(&crate::serve::words::replay(&run.cwd, command)),
         ));
     }
     if run.kind == "datagen" {
