@@ -186,6 +186,11 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
 /// nothing; a run that never waited is a 409.
 pub fn approve(st: &AppState, id: i64, caller: &Caller) -> Result<Run, Refusal> {
     let run = get(st, id)?;
+    if !caller.accounts {
+        return Err(Refusal::Conflict(format!(
+            "run {id} needs no approval: this server has no accounts (one person)"
+        )));
+    }
     let Some(user) = caller.user.as_ref().filter(|_| caller.acts_on_any_run()) else {
         return Err(Refusal::Forbidden(format!(
             "run {id}: only an approver or an admin approves runs (ask an admin for the role)"
