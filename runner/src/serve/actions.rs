@@ -1,12 +1,16 @@
 //! What the API and the pages' forms do to runs, in one place: submit (checked before
-//! anything is stored), stop, resume, priority, note, delete (the directory moved to the
-//! archive, never removed).
+//! anything is stored; a run of an untrusted user waits for an approver), approve, stop,
+//! resume, priority, note, delete (the directory moved to the archive, never removed).
+//! Each action done is recorded in the actions log ([`action_log::record`]) with `by`,
+//! the name of who did it (`None`: a server without accounts).
 
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::db::runs::{NewRun, Run};
+use super::accounts::Caller;
+use super::action_log::{self, Action, Target};
+use super::db::runs::{NewRun, Run, PENDING};
 use super::state::AppState;
 use super::words;
 
@@ -15,6 +19,8 @@ use super::words;
 pub enum Refusal {
     /// 400: bad input; nothing was stored.
     Bad(String),
+    /// 403: the caller may not do it.
+    Forbidden(String),
     /// 404.
     NotFound(String),
     /// 409: the run's state does not allow it.
@@ -28,6 +34,7 @@ impl Refusal {
     pub fn status(&self) -> u16 {
         match self {
             Refusal::Bad(_) => 400,
+            Refusal::Forbidden(_) => 403,
             Refusal::NotFound(_) => 404,
             Refusal::Conflict(_) => 409,
             Refusal::Internal(_) => 500,
@@ -38,6 +45,7 @@ impl Refusal {
     pub fn message(&self) -> &str {
         match self {
             Refusal::Bad(m)
+            | Refusal::Forbidden(m)
             | Refusal::NotFound(m)
             | Refusal::Conflict(m)
             | Refusal::Internal(m) => m,
@@ -98,8 +106,20 @@ fn check_schedule(priority: i64, throughput: i64) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Checks and stores a new run (queued); nothing is stored when it is refused. Blocking:
-/// the check reads files and may start engines (their `uci` answer).
+/// Whether a run that `owner` submits waits for an approver: on a server with accounts,
+/// unless its owner is trusted, an approver or an admin. Without accounts (no owner) no
+/// run waits.
+fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
+    let Some(name) = owner else {
+        return Ok(false);
+    };
+    let user = st.db.lock().expect("db lock").user(name)?;
+    Ok(user.is_none_or(|u| u.role == "user" && !u.trusted))
+}
+
+/// Checks and stores a new run (queued, or waiting for an approver: [`waits`]); nothing
+/// is stored when it is refused. Blocking: the check reads files and may start engines
+/// (their `uci` answer).
 pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     words::check_owned(&s.kind, &s.words).map_err(Refusal::Bad)?;
     if s.words.len() > MAX_WORDS {
@@ -123,6 +143,7 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     let (words, engines) = super::engines::expand(st, &s.words)?;
     (st.check)(&s.kind, &words, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
+    let waits = waits(st, s.owner.as_deref())?;
     let run = st.db.lock().expect("db lock").insert(
         &NewRun {
             kind: &s.kind,
@@ -132,6 +153,7 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             note: &note,
             cwd: &st.cwd,
             owner: s.owner.as_deref(),
+            waits,
         },
         |id| st.run_dir(id).to_string_lossy().into_owned(),
     )?;
@@ -142,14 +164,64 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             .insert_run_engines(run.id, &engines)?;
     }
     std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
+    let then = if waits {
+        ": it waits for an approver"
+    } else {
+        ""
+    };
     event(
         st,
         run.id,
         "submit",
-        &format!("run {}: spar {} submitted", run.id, run.kind),
+        &format!("run {}: spar {} submitted{then}", run.id, run.kind),
     );
+    let detail = format!("spar {}{then}", run.kind);
+    log(st, s.owner.as_deref(), Action::Submit, run.id, &detail);
     st.sched.wake();
     Ok(run)
+}
+
+/// Approves a run that waits (an approver's or an admin's, never its owner's): it is
+/// queued, with who approved it and when. Approving a run approved already changes
+/// nothing; a run that never waited is a 409.
+pub fn approve(st: &AppState, id: i64, caller: &Caller) -> Result<Run, Refusal> {
+    let run = get(st, id)?;
+    if !caller.accounts {
+        return Err(Refusal::Conflict(format!(
+            "run {id} needs no approval: this server has no accounts (one person)"
+        )));
+    }
+    let Some(user) = caller.user.as_ref().filter(|_| caller.acts_on_any_run()) else {
+        return Err(Refusal::Forbidden(format!(
+            "run {id}: only an approver or an admin approves runs (ask an admin for the role)"
+        )));
+    };
+    let owner = st.db.lock().expect("db lock").run_owner(id)?.flatten();
+    if owner.as_deref() == Some(user.name.as_str()) {
+        return Err(Refusal::Forbidden(format!(
+            "run {id} is yours: another approver or an admin must approve it"
+        )));
+    }
+    if run.approved_by.is_some() {
+        return Ok(run);
+    }
+    if run.state != PENDING {
+        return Err(Refusal::Conflict(format!(
+            "run {id} is {}: only a run that waits for approval ({PENDING}) is approved",
+            run.state
+        )));
+    }
+    if st.db.lock().expect("db lock").approve(id, &user.name)? {
+        event(
+            st,
+            id,
+            "approve",
+            &format!("run {id} approved by {}: queued", user.name),
+        );
+        log(st, Some(&user.name), Action::Approve, id, "");
+        st.sched.wake();
+    }
+    get(st, id)
 }
 
 /// The run `id`, not deleted.
@@ -161,7 +233,7 @@ pub fn get(st: &AppState, id: i64) -> Result<Run, Refusal> {
 }
 
 /// Stops a queued or running run (its child stops gracefully and keeps what is complete).
-pub fn stop(st: &AppState, id: i64) -> Result<Run, Refusal> {
+pub fn stop(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
     let run = get(st, id)?;
     if !matches!(run.state.as_str(), "queued" | "running") {
         return Err(Refusal::Conflict(format!(
@@ -176,12 +248,13 @@ pub fn stop(st: &AppState, id: i64) -> Result<Run, Refusal> {
         "stop",
         &format!("run {id} stopped (it was {})", run.state),
     );
+    log(st, by, Action::Stop, id, &format!("it was {}", run.state));
     st.sched.wake();
     get(st, id)
 }
 
 /// Queues a stopped or failed run again; it resumes from its files.
-pub fn resume(st: &AppState, id: i64) -> Result<Run, Refusal> {
+pub fn resume(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
     let run = get(st, id)?;
     if !matches!(run.state.as_str(), "stopped" | "failed") {
         return Err(Refusal::Conflict(format!(
@@ -199,12 +272,13 @@ pub fn resume(st: &AppState, id: i64) -> Result<Run, Refusal> {
             run.state
         ),
     );
+    log(st, by, Action::Resume, id, &format!("it was {}", run.state));
     st.sched.wake();
     get(st, id)
 }
 
 /// Sets a run's priority and throughput (the cores are shared again).
-pub fn priority(st: &AppState, id: i64, p: i64, t: i64) -> Result<Run, Refusal> {
+pub fn priority(st: &AppState, id: i64, p: i64, t: i64, by: Option<&str>) -> Result<Run, Refusal> {
     get(st, id)?;
     check_schedule(p, t)?;
     st.db.lock().expect("db lock").set_priority(id, p, t)?;
@@ -214,23 +288,26 @@ pub fn priority(st: &AppState, id: i64, p: i64, t: i64) -> Result<Run, Refusal> 
         "priority",
         &format!("run {id}: priority {p}, throughput {t}"),
     );
+    let detail = format!("priority {p}, throughput {t}");
+    log(st, by, Action::Priority, id, &detail);
     st.sched.wake();
     get(st, id)
 }
 
 /// Sets a run's note.
-pub fn note(st: &AppState, id: i64, note: &str) -> Result<Run, Refusal> {
+pub fn note(st: &AppState, id: i64, note: &str, by: Option<&str>) -> Result<Run, Refusal> {
     get(st, id)?;
     if note.len() > MAX_NOTE {
         return Err(Refusal::Bad(format!("a note has at most {MAX_NOTE} bytes")));
     }
     st.db.lock().expect("db lock").set_note(id, note)?;
+    log(st, by, Action::Note, id, &format!("{} bytes", note.len()));
     get(st, id)
 }
 
 /// Deletes a run: its child is stopped, its directory MOVED to `DATA/archive/ID` (never
 /// removed), its row marked deleted. Blocking: waits for the child to end.
-pub fn delete(st: &AppState, id: i64) -> Result<Run, Refusal> {
+pub fn delete(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
     let run = get(st, id)?;
     let archive = st.data_dir.join("archive");
     std::fs::create_dir_all(&archive).map_err(|e| format!("{}: {e}", archive.display()))?;
@@ -264,6 +341,7 @@ pub fn delete(st: &AppState, id: i64) -> Result<Run, Refusal> {
         "delete",
         &format!("run {id} deleted: its files are in {shown}"),
     );
+    log(st, by, Action::Delete, id, &format!("files in {shown}"));
     let db = st.db.lock().expect("db lock");
     Ok(db.get(id)?.expect("the run is still in the database"))
 }
@@ -278,4 +356,9 @@ fn event(st: &AppState, id: i64, kind: &str, message: &str) {
     {
         eprintln!("spar serve: event log: {e}");
     }
+}
+
+/// Records an action on run `id` in the actions log.
+fn log(st: &AppState, by: Option<&str>, action: Action, id: i64, detail: &str) {
+    action_log::record(&st.db, by, action, Target::Run(id), detail);
 }

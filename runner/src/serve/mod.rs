@@ -10,6 +10,7 @@
 //! them with the CLI's own clap command, which lives in `cmd/` (imported by nothing else).
 
 pub mod accounts;
+pub mod action_log;
 pub mod actions;
 pub mod builds;
 pub mod db;

@@ -19,6 +19,7 @@ pub fn build(state: Shared) -> Router {
         .route("/runs/{id}", get(pages::run))
         .route("/runs/{id}/status.html", get(files::status_page))
         .route("/runs/{id}/files/{name}", get(files::download))
+        .route("/runs/{id}/approve", post(forms::approve))
         .route("/runs/{id}/stop", post(forms::stop))
         .route("/runs/{id}/resume", post(forms::resume))
         .route("/runs/{id}/priority", post(forms::priority))
@@ -28,11 +29,13 @@ pub fn build(state: Shared) -> Router {
         .route("/engines/{name}/edit", post(engines::edit_form))
         .route("/engines/{name}/remove", post(engines::remove_form))
         .route("/events", get(ops::events))
+        .route("/actions", get(ops::actions))
         .route("/machines", get(ops::machines))
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
         .route("/api/runs/{id}/events", get(stream::events))
+        .route("/api/runs/{id}/approve", post(api::approve))
         .route("/api/runs/{id}/stop", post(api::stop))
         .route("/api/runs/{id}/resume", post(api::resume))
         .route("/api/runs/{id}/priority", post(api::priority))
@@ -46,6 +49,7 @@ pub fn build(state: Shared) -> Router {
         )
         .route("/api/events", get(ops::api_events))
         .route("/api/events/runs", get(index_stream::events))
+        .route("/api/actions", get(ops::api_actions))
         .route("/api/machines", get(ops::api_machines))
         // Accounts.
         .route("/login", get(accounts::login_form).post(accounts::login))
@@ -57,6 +61,7 @@ pub fn build(state: Shared) -> Router {
         .route("/users", get(accounts::users))
         .route("/users/{name}/accept", post(accounts::accept))
         .route("/users/{name}/reject", post(accounts::reject))
+        .route("/users/{name}/trust", post(accounts::trust))
         // Every request, of every route above and of any added later, passes the guard:
         // the caller, and on a server with accounts sign-in, CSRF and a run's owner.
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod accounts;
+
 fn spar() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spar"))
 }

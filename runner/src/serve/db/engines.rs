@@ -212,6 +212,7 @@ mod tests {
             note: "",
             cwd: "/",
             owner: None,
+            waits: false,
         };
         let id = db.insert(&new, |id| format!("/d/{id}")).unwrap().id;
         let row = RunEngine {

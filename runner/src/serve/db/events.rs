@@ -14,6 +14,7 @@ use super::Db;
 /// The kinds of event.
 pub const KINDS: &[&str] = &[
     "submit",
+    "approve",
     "start",
     "stop",
     "resume",

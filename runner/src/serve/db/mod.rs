@@ -4,6 +4,7 @@
 //! `PRAGMA user_version`. A database newer than this binary, or one that is not a
 //! database, is refused with a message that says so.
 
+pub mod action_log;
 pub mod engines;
 pub mod events;
 pub mod runs;
@@ -20,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_events.sql"),
     include_str!("migrations/0004_forms.sql"),
     include_str!("migrations/0005_accounts.sql"),
+    include_str!("migrations/0006_approvals.sql"),
 ];
 
 /// The schema version this binary writes.

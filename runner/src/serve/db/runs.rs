@@ -6,7 +6,17 @@ use serde::Serialize;
 use super::Db;
 
 /// The states of a run.
-pub const STATES: &[&str] = &["queued", "running", "stopped", "finished", "failed"];
+pub const STATES: &[&str] = &[
+    "pending-approval",
+    "queued",
+    "running",
+    "stopped",
+    "finished",
+    "failed",
+];
+
+/// The state of a run that waits for an approver (the scheduler never starts it).
+pub const PENDING: &str = "pending-approval";
 
 /// One run, as stored.
 #[derive(Clone, Debug, Serialize)]
@@ -27,6 +37,10 @@ pub struct Run {
     pub cwd: String,
     pub deleted: bool,
     pub archived: Option<String>,
+    /// Who approved it (`None`: it needed no approval, or still waits).
+    pub approved_by: Option<String>,
+    /// When it was approved (Unix seconds).
+    pub approved_at: Option<i64>,
 }
 
 /// A new run's fields.
@@ -39,6 +53,8 @@ pub struct NewRun<'a> {
     pub cwd: &'a str,
     /// Who submitted it (`None`: a server without accounts).
     pub owner: Option<&'a str>,
+    /// Whether it waits for an approver ([`PENDING`]) rather than being queued.
+    pub waits: bool,
 }
 
 /// What `GET /api/runs` and the search page filter by.
@@ -53,7 +69,8 @@ pub struct Filter {
 }
 
 const COLUMNS: &str = "id, kind, words, priority, throughput, note, state, created, started, \
-                       finished, exit_code, stderr_tail, dir, cwd, deleted, archived";
+                       finished, exit_code, stderr_tail, dir, cwd, deleted, archived, approved_by, \
+                       approved_at";
 
 fn from_row(r: &Row) -> rusqlite::Result<Run> {
     let words: String = r.get(2)?;
@@ -74,6 +91,8 @@ fn from_row(r: &Row) -> rusqlite::Result<Run> {
         cwd: r.get(13)?,
         deleted: r.get(14)?,
         archived: r.get(15)?,
+        approved_by: r.get(16)?,
+        approved_at: r.get(17)?,
     })
 }
 
@@ -91,13 +110,13 @@ fn db_err(e: rusqlite::Error) -> String {
 }
 
 impl Db {
-    /// Stores a new queued run whose directory is `dir_of(id)`; returns it.
+    /// Stores a new run (queued, or waiting for an approver) whose directory is `dir_of(id)`; returns it.
     pub fn insert(&self, new: &NewRun, dir_of: impl Fn(i64) -> String) -> Result<Run> {
         let words = serde_json::to_string(new.words).map_err(|e| e.to_string())?;
         let tx = self.conn.unchecked_transaction().map_err(db_err)?;
         tx.execute(
             "INSERT INTO runs (kind, words, priority, throughput, note, state, created, dir, cwd, \
-             owner) VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, '', ?7, ?8)",
+             owner) VALUES (?1, ?2, ?3, ?4, ?5, ?9, ?6, '', ?7, ?8)",
             params![
                 new.kind,
                 words,
@@ -106,7 +125,8 @@ impl Db {
                 new.note,
                 now(),
                 new.cwd,
-                new.owner
+                new.owner,
+                if new.waits { PENDING } else { "queued" }
             ],
         )
         .map_err(db_err)?;
@@ -209,6 +229,19 @@ impl Db {
         )
     }
 
+    /// Approves run `id` if it waits: it is queued, with who approved it and when; false
+    /// when it does not wait (nothing changes).
+    pub fn approve(&self, id: i64, by: &str) -> Result<bool> {
+        self.conn
+            .execute(
+                "UPDATE runs SET state = 'queued', approved_by = ?2, approved_at = ?3 \
+                 WHERE id = ?1 AND state = ?4",
+                params![id, by, now(), PENDING],
+            )
+            .map(|n| n > 0)
+            .map_err(db_err)
+    }
+
     /// Sets run `id`'s priority and throughput.
     pub fn set_priority(&self, id: i64, priority: i64, throughput: i64) -> Result<()> {
         self.exec(
@@ -257,6 +290,7 @@ mod tests {
             note: "rfp 50%",
             cwd: "/",
             owner: None,
+            waits: false,
         };
         let a = db.insert(&new, |id| format!("/d/runs/{id}")).unwrap();
         assert_eq!(a.dir, format!("/d/runs/{}", a.id));
@@ -292,5 +326,38 @@ mod tests {
         db.set_deleted(a.id, "/d/archive/1").unwrap();
         assert_eq!(db.list(&Filter::default()).unwrap().len(), 1);
         assert!(db.get(a.id).unwrap().unwrap().deleted);
+    }
+
+    #[test]
+    fn a_waiting_run_is_not_active_until_approved_once() {
+        let (_d, db) = db();
+        let words = vec!["nodes=300".to_string()];
+        let new = NewRun {
+            kind: "match",
+            words: &words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+            owner: Some("ann"),
+            waits: true,
+        };
+        let r = db.insert(&new, |id| id.to_string()).unwrap();
+        assert_eq!(r.state, PENDING);
+        assert!(db.active().unwrap().is_empty());
+        assert!(db.approve(r.id, "bob").unwrap());
+        let r = db.get(r.id).unwrap().unwrap();
+        assert_eq!(
+            (r.state.as_str(), r.approved_by.as_deref()),
+            ("queued", Some("bob"))
+        );
+        assert!(r.approved_at.is_some());
+        assert_eq!(db.active().unwrap().len(), 1);
+        // A second approval changes nothing.
+        assert!(!db.approve(r.id, "carl").unwrap());
+        assert_eq!(
+            db.get(r.id).unwrap().unwrap().approved_by.as_deref(),
+            Some("bob")
+        );
     }
 }

@@ -24,6 +24,8 @@ pub struct User {
     pub failed_logins: i64,
     /// No sign-in is tried before this Unix time.
     pub locked_until: i64,
+    /// Whether an admin trusts the account: its runs need no approval.
+    pub trusted: bool,
 }
 
 /// One API token, as its owner's page lists it (never the token itself).
@@ -41,7 +43,7 @@ fn db_err(e: rusqlite::Error) -> String {
     format!("database: {e}")
 }
 
-const COLUMNS: &str = "id, name, hash, role, state, created, failed_logins, locked_until";
+const COLUMNS: &str = "id, name, hash, role, state, created, failed_logins, locked_until, trusted";
 
 fn from_row(r: &Row) -> rusqlite::Result<User> {
     Ok(User {
@@ -53,6 +55,7 @@ fn from_row(r: &Row) -> rusqlite::Result<User> {
         created: r.get(5)?,
         failed_logins: r.get(6)?,
         locked_until: r.get(7)?,
+        trusted: r.get(8)?,
     })
 }
 
@@ -125,6 +128,17 @@ impl Db {
             .map_err(db_err)
     }
 
+    /// Marks an account trusted or not; false when there is no such account.
+    pub fn set_trusted(&self, name: &str, trusted: bool) -> Result<bool> {
+        self.conn
+            .execute(
+                "UPDATE users SET trusted = ?2 WHERE name = ?1",
+                params![name, trusted],
+            )
+            .map(|n| n > 0)
+            .map_err(db_err)
+    }
+
     /// Removes a pending account (a rejected sign-up); false when there is none.
     pub fn remove_pending(&self, name: &str) -> Result<bool> {
         self.conn
@@ -138,8 +152,8 @@ impl Db {
 
     /// Records a sign-in's outcome: a success clears the failures; a failure counts, and
     /// from the fifth in a row on locks the account for 30 s, doubled at each further one
-    /// (at most 15 minutes).
-    pub fn login_outcome(&self, id: i64, ok: bool) -> Result<()> {
+    /// (at most 15 minutes). `Some(seconds)`: this failure locked the account that long.
+    pub fn login_outcome(&self, id: i64, ok: bool) -> Result<Option<i64>> {
         if ok {
             self.conn
                 .execute(
@@ -147,7 +161,7 @@ impl Db {
                     [id],
                 )
                 .map_err(db_err)?;
-            return Ok(());
+            return Ok(None);
         }
         let failed: i64 = self
             .conn
@@ -166,8 +180,9 @@ impl Db {
                     params![id, now() + wait],
                 )
                 .map_err(db_err)?;
+            return Ok(Some(wait));
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Stores a session (the hash of its token) of `user_id` until `expires`.

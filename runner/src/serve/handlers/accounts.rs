@@ -1,6 +1,7 @@
-//! Signing in and out, signing up, an account's API tokens, and the admin's users page.
-//! Who may post here is the accounts guard's business (`serve/accounts/guard.rs`); these
-//! handlers check only what is theirs: a password, an admin for `/users`.
+//! Signing in and out, signing up, an account's API tokens, and the admin's users page
+//! (accept, reject, role, trusted). Who may post here is the accounts guard's business
+//! (`serve/accounts/guard.rs`); these handlers check only what is theirs: a password, an
+//! admin for `/users`. Each change is recorded in the actions log.
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 use crate::serve::accounts::guard::cookie;
 use crate::serve::accounts::{self, Caller, COOKIE, SESSION_SECONDS};
+use crate::serve::action_log::{self, Action, Target};
 use crate::serve::db::runs::now;
 use crate::serve::pages::accounts as page;
 use crate::serve::state::Shared;
@@ -100,7 +102,13 @@ fn sign_in(
     }
     let ok = accounts::verify_password(password, &user.hash);
     let db = st.db.lock().expect("db lock");
-    db.login_outcome(user.id, ok).map_err(fail)?;
+    if let Some(wait) = db.login_outcome(user.id, ok).map_err(fail)? {
+        let detail = format!(
+            "{} failed sign-ins in a row: locked for {wait} s",
+            user.failed_logins + 1
+        );
+        action_log::record_in(&db, None, Action::Lock, Target::User(name), &detail);
+    }
     if !ok {
         return Err(wrong);
     }
@@ -174,7 +182,11 @@ pub async fn signup(State(st): State<Shared>, Form(f): Form<Credentials>) -> Res
         let hash = accounts::hash_password(&f.password)
             .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))?;
         match db.add_user(&name, &hash, "user", "pending") {
-            Ok(Some(_)) => Ok(()),
+            Ok(Some(_)) => {
+                let t = Target::User(&name);
+                action_log::record_in(&db, Some(&name), Action::Signup, t, "pending");
+                Ok(())
+            }
             Ok(None) => Err((
                 StatusCode::CONFLICT,
                 format!("name '{name}' is taken: choose another name"),
@@ -248,6 +260,9 @@ pub async fn new_token(
     if let Err(e) = stored {
         return internal(e);
     }
+    let t = Target::User(&user.name);
+    let detail = format!("label '{label}'");
+    action_log::record(&st.db, Some(&user.name), Action::TokenCreate, t, &detail);
     account_page(&st, &caller, Some(&token), None, StatusCode::OK)
 }
 
@@ -260,8 +275,14 @@ pub async fn revoke_token(
     let Some(user) = &caller.user else {
         return Redirect::to("/login").into_response();
     };
-    match st.db.lock().expect("db lock").revoke_token(user.id, id) {
-        Ok(true) => Redirect::to("/account").into_response(),
+    let revoked = st.db.lock().expect("db lock").revoke_token(user.id, id);
+    match revoked {
+        Ok(true) => {
+            let t = Target::User(&user.name);
+            let detail = format!("token {id}");
+            action_log::record(&st.db, Some(&user.name), Action::TokenRevoke, t, &detail);
+            Redirect::to("/account").into_response()
+        }
         Ok(false) => {
             let m = format!("you have no token {id}");
             account_page(&st, &caller, None, Some(&m), StatusCode::NOT_FOUND)
@@ -317,11 +338,22 @@ pub async fn accept(
             StatusCode::BAD_REQUEST,
         );
     }
-    let set = st
-        .db
-        .lock()
-        .expect("db lock")
-        .set_user(&name, role, "active");
+    let set = {
+        let db = st.db.lock().expect("db lock");
+        db.user(&name).and_then(|before| {
+            let Some(before) = before else {
+                return Ok(false);
+            };
+            db.set_user(&name, role, "active")?;
+            let (action, detail) = if before.state == "pending" {
+                (Action::Accept, format!("as {role}"))
+            } else {
+                (Action::Role, format!("{} to {role}", before.role))
+            };
+            action_log::record_in(&db, caller.name(), action, Target::User(&name), &detail);
+            Ok(true)
+        })
+    };
     match set {
         Ok(true) => Redirect::to("/users").into_response(),
         Ok(false) => refused(format!("no account '{name}'"), StatusCode::NOT_FOUND),
@@ -340,13 +372,59 @@ pub async fn reject(
     }
     let removed = st.db.lock().expect("db lock").remove_pending(&name);
     match removed {
-        Ok(true) => Redirect::to("/users").into_response(),
+        Ok(true) => {
+            let t = Target::User(&name);
+            action_log::record(&st.db, caller.name(), Action::Reject, t, "");
+            Redirect::to("/users").into_response()
+        }
         Ok(false) => users_page(
             &st,
             &caller,
             Some(&format!("no pending account '{name}'")),
             StatusCode::NOT_FOUND,
         ),
+        Err(e) => internal(e),
+    }
+}
+
+/// The trust form's field: `yes` or `no`.
+#[derive(Deserialize)]
+pub struct TrustForm {
+    #[serde(default)]
+    pub trusted: String,
+}
+
+/// `POST /users/{name}/trust` (admins): marks an account trusted (`trusted=yes`: its runs
+/// need no approval) or not (`trusted=no`).
+pub async fn trust(
+    State(st): State<Shared>,
+    Extension(caller): Extension<Caller>,
+    Path(name): Path<String>,
+    Form(f): Form<TrustForm>,
+) -> Response {
+    if !caller.is_admin() {
+        return users_page(&st, &caller, None, StatusCode::FORBIDDEN);
+    }
+    let trusted = match f.trusted.as_str() {
+        "yes" => true,
+        "no" => false,
+        other => {
+            let m = format!("trusted '{other}': give yes or no");
+            return users_page(&st, &caller, Some(&m), StatusCode::BAD_REQUEST);
+        }
+    };
+    let set = st.db.lock().expect("db lock").set_trusted(&name, trusted);
+    match set {
+        Ok(true) => {
+            let t = Target::User(&name);
+            let detail = if trusted { "trusted" } else { "not trusted" };
+            action_log::record(&st.db, caller.name(), Action::Trust, t, detail);
+            Redirect::to("/users").into_response()
+        }
+        Ok(false) => {
+            let m = format!("no account '{name}'");
+            users_page(&st, &caller, Some(&m), StatusCode::NOT_FOUND)
+        }
         Err(e) => internal(e),
     }
 }

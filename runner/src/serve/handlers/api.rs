@@ -1,5 +1,5 @@
-//! The JSON API of runs: list (with filters), one run with its live numbers, submit, stop,
-//! resume, priority, note, delete.
+//! The JSON API of runs: list (with filters), one run with its live numbers, submit,
+//! approve, stop, resume, priority, note, delete.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -59,15 +59,34 @@ pub async fn submit(
     Ok((StatusCode::CREATED, Json(run_json(&st, &run))))
 }
 
+/// `POST /api/runs/{id}/approve` (approvers and admins, never the run's owner): the run,
+/// queued, with `approved_by` and `approved_at`.
+pub async fn approve(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let run = actions::approve(&st, id, &c)?;
+    Ok(Json(run_json(&st, &run)))
+}
+
 /// `POST /api/runs/{id}/stop`.
-pub async fn stop(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
-    let run = actions::stop(&st, id)?;
+pub async fn stop(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let run = actions::stop(&st, id, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
 
 /// `POST /api/runs/{id}/resume`.
-pub async fn resume(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
-    let run = actions::resume(&st, id)?;
+pub async fn resume(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let run = actions::resume(&st, id, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
 
@@ -82,6 +101,7 @@ pub struct Priority {
 /// `POST /api/runs/{id}/priority` with `{priority, throughput?}`.
 pub async fn priority(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(id): Path<i64>,
     Json(p): Json<Priority>,
 ) -> ApiResult {
@@ -89,7 +109,7 @@ pub async fn priority(
         Some(t) => t,
         None => actions::get(&st, id)?.throughput,
     };
-    let run = actions::priority(&st, id, p.priority, t)?;
+    let run = actions::priority(&st, id, p.priority, t, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
 
@@ -101,13 +121,23 @@ pub struct Note {
 }
 
 /// `POST /api/runs/{id}/note` with `{note}`.
-pub async fn note(State(st): State<Shared>, Path(id): Path<i64>, Json(n): Json<Note>) -> ApiResult {
-    let run = actions::note(&st, id, &n.note)?;
+pub async fn note(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+    Json(n): Json<Note>,
+) -> ApiResult {
+    let run = actions::note(&st, id, &n.note, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
 
 /// `DELETE /api/runs/{id}`: the run stops and its directory moves to the archive.
-pub async fn delete(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
-    let run = blocking(&st, move |st| actions::delete(st, id)).await?;
+pub async fn delete(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let by = c.name().map(String::from);
+    let run = blocking(&st, move |st| actions::delete(st, id, by.as_deref())).await?;
     Ok(Json(serde_json::to_value(run).unwrap_or_default()))
 }

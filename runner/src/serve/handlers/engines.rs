@@ -5,11 +5,13 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Form, Json};
+use axum::{Extension, Form, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{blocking, ApiError};
+use crate::serve::accounts::Caller;
+use crate::serve::action_log::{self, Action, Target};
 use crate::serve::actions::Refusal;
 use crate::serve::builds;
 use crate::serve::db::engines::Engine;
@@ -43,6 +45,30 @@ fn engine_json(st: &Shared, e: &Engine) -> Value {
     v
 }
 
+/// The outcome of an engine's registration, change or removal, recorded in the actions
+/// log when it was done.
+fn logged(
+    st: &Shared,
+    caller: &Caller,
+    action: Action,
+    r: Result<Engine, Refusal>,
+) -> Result<Engine, Refusal> {
+    if let Ok(e) = &r {
+        let detail = match action {
+            Action::EngineRemove => String::new(),
+            _ => format!("{} (build {})", e.repo, e.build),
+        };
+        action_log::record(
+            &st.db,
+            caller.name(),
+            action,
+            Target::Engine(&e.name),
+            &detail,
+        );
+    }
+    r
+}
+
 /// `GET /api/engines`.
 pub async fn list(State(st): State<Shared>) -> Result<Json<Value>, ApiError> {
     let all = st
@@ -67,12 +93,14 @@ pub async fn get(
 /// `POST /api/engines` with `{name, repo, build?}`: 201 and the engine.
 pub async fn register(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Json(r): Json<Register>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let e = blocking(&st, move |st| {
+    let r = blocking(&st, move |st| {
         engines::register(st, &r).map_err(Refusal::from)
     })
-    .await?;
+    .await;
+    let e = logged(&st, &c, Action::EngineRegister, r)?;
     Ok((StatusCode::CREATED, Json(engine_json(&st, &e))))
 }
 
@@ -80,13 +108,15 @@ pub async fn register(
 /// queued or running run uses it).
 pub async fn patch(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(name): Path<String>,
     Json(ed): Json<Edit>,
 ) -> Result<Json<Value>, ApiError> {
-    let e = blocking(&st, move |st| {
+    let r = blocking(&st, move |st| {
         engines::edit(st, &name, &ed).map_err(Refusal::from)
     })
-    .await?;
+    .await;
+    let e = logged(&st, &c, Action::EngineChange, r)?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -94,12 +124,14 @@ pub async fn patch(
 /// run uses it).
 pub async fn remove(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let e = blocking(&st, move |st| {
+    let r = blocking(&st, move |st| {
         engines::remove(st, &name).map_err(Refusal::from)
     })
-    .await?;
+    .await;
+    let e = logged(&st, &c, Action::EngineRemove, r)?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -132,6 +164,7 @@ fn after_change(st: &Shared, r: Result<Engine, Refusal>) -> Response {
 /// `POST /engines/{name}/edit`: a new repository or build.
 pub async fn edit_form(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(name): Path<String>,
     Form(f): Form<EditForm>,
 ) -> Response {
@@ -143,16 +176,20 @@ pub async fn edit_form(
         engines::edit(st, &name, &ed).map_err(Refusal::from)
     })
     .await;
-    after_change(&st, r)
+    after_change(&st, logged(&st, &c, Action::EngineChange, r))
 }
 
 /// `POST /engines/{name}/remove`.
-pub async fn remove_form(State(st): State<Shared>, Path(name): Path<String>) -> Response {
+pub async fn remove_form(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(name): Path<String>,
+) -> Response {
     let r = blocking(&st, move |st| {
         engines::remove(st, &name).map_err(Refusal::from)
     })
     .await;
-    after_change(&st, r)
+    after_change(&st, logged(&st, &c, Action::EngineRemove, r))
 }
 
 fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
@@ -191,17 +228,21 @@ pub struct RegisterForm {
 
 /// `POST /engines`: registers, then back to the engines page (a refusal: the form again
 /// with the message and a 4xx).
-pub async fn submit(State(st): State<Shared>, Form(f): Form<RegisterForm>) -> Response {
+pub async fn submit(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Form(f): Form<RegisterForm>,
+) -> Response {
     let r = Register {
         name: f.name.clone(),
         repo: f.repo.clone(),
         build: Some(f.build.clone()),
     };
-    match blocking(&st, move |st| {
+    let r = blocking(&st, move |st| {
         engines::register(st, &r).map_err(Refusal::from)
     })
-    .await
-    {
+    .await;
+    match logged(&st, &c, Action::EngineRegister, r) {
         Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
         Err(r) => {
             let form = EngineForm {

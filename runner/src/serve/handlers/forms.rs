@@ -136,14 +136,31 @@ fn back(id: i64, r: Result<impl Sized, Refusal>) -> Response {
     }
 }
 
+/// `POST /runs/{id}/approve` (approvers and admins, never the run's owner).
+pub async fn approve(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> Response {
+    back(id, actions::approve(&st, id, &c))
+}
+
 /// `POST /runs/{id}/stop`.
-pub async fn stop(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
-    back(id, actions::stop(&st, id))
+pub async fn stop(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> Response {
+    back(id, actions::stop(&st, id, c.name()))
 }
 
 /// `POST /runs/{id}/resume`.
-pub async fn resume(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
-    back(id, actions::resume(&st, id))
+pub async fn resume(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> Response {
+    back(id, actions::resume(&st, id, c.name()))
 }
 
 /// The priority form's fields.
@@ -156,13 +173,14 @@ pub struct PriorityForm {
 /// `POST /runs/{id}/priority`.
 pub async fn priority(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(id): Path<i64>,
     Form(f): Form<PriorityForm>,
 ) -> Response {
     let r = (|| {
         let p = number("priority", &f.priority)?.unwrap_or(0);
         let t = number("throughput", &f.throughput)?.unwrap_or(actions::DEFAULT_THROUGHPUT);
-        actions::priority(&st, id, p, t)
+        actions::priority(&st, id, p, t, c.name())
     })();
     back(id, r)
 }
@@ -176,15 +194,21 @@ pub struct NoteForm {
 /// `POST /runs/{id}/note`.
 pub async fn note(
     State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
     Path(id): Path<i64>,
     Form(f): Form<NoteForm>,
 ) -> Response {
-    back(id, actions::note(&st, id, &f.note))
+    back(id, actions::note(&st, id, &f.note, c.name()))
 }
 
 /// `POST /runs/{id}/delete`: then to the index (the run's page is gone).
-pub async fn delete(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
-    match blocking(&st, move |st| actions::delete(st, id)).await {
+pub async fn delete(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(id): Path<i64>,
+) -> Response {
+    let by = c.name().map(String::from);
+    match blocking(&st, move |st| actions::delete(st, id, by.as_deref())).await {
         Ok(_) => Redirect::to("/").into_response(),
         Err(e) => refused(id, &e),
     }

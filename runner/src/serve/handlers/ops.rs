@@ -1,5 +1,6 @@
-//! The operations pages and their API: the event log (`/events`, `/api/events`) and the
-//! machines (`/machines`, `/api/machines`: the slots and, with Slurm, the nodes).
+//! The operations pages and their API: the event log (`/events`, `/api/events`), the
+//! actions log (`/actions`, `/api/actions`) and the machines (`/machines`,
+//! `/api/machines`: the slots and, with Slurm, the nodes).
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -8,7 +9,9 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::ApiError;
+use crate::serve::action_log;
 use crate::serve::actions::Refusal;
+use crate::serve::db::action_log::ActionFilter;
 use crate::serve::db::events::{EventFilter, KINDS};
 use crate::serve::live;
 use crate::serve::nodes::{self, Node};
@@ -49,6 +52,38 @@ pub async fn api_events(
         .events(&f)
         .map_err(Refusal::Internal)?;
     Ok(Json(json!({ "events": ev })))
+}
+
+/// `GET /actions?user=&action=&target=&from=&to=&limit=`: the actions log (a bad filter:
+/// the page with its message, 400).
+pub async fn actions(State(st): State<Shared>, Query(f): Query<ActionFilter>) -> Response {
+    let (since, until) = match action_log::window(&f) {
+        Ok(w) => w,
+        Err(m) => {
+            let page = crate::serve::pages::actions::page(&f, &[], Some(&m));
+            return (StatusCode::BAD_REQUEST, Html(page)).into_response();
+        }
+    };
+    match st.db.lock().expect("db lock").actions(&f, since, until) {
+        Ok(rows) => Html(crate::serve::pages::actions::page(&f, &rows, None)).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
+}
+
+/// `GET /api/actions?user=&action=&target=&from=&to=&limit=`: `{"actions": [{id, time,
+/// who, action, target, detail}]}`, newest first.
+pub async fn api_actions(
+    State(st): State<Shared>,
+    Query(f): Query<ActionFilter>,
+) -> Result<Json<Value>, ApiError> {
+    let (since, until) = action_log::window(&f).map_err(Refusal::Bad)?;
+    let rows = st
+        .db
+        .lock()
+        .expect("db lock")
+        .actions(&f, since, until)
+        .map_err(Refusal::Internal)?;
+    Ok(Json(json!({ "actions": rows })))
 }
 
 /// The children now, each with its run's numbers from its files and its games/s since it

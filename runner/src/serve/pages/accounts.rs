@@ -83,7 +83,8 @@ pub fn account(user: &User, tokens: &[Token], new: Option<&str>, message: Option
     layout("Account", &body, "")
 }
 
-/// `/users`: pending and active accounts, with accept/reject and the role of each.
+/// `/users`: pending and active accounts, with accept/reject, the role and whether it is
+/// trusted (its runs need no approval) of each.
 pub fn users(users: &[User], message: Option<&str>) -> String {
     let rows: String = users
         .iter()
@@ -104,25 +105,41 @@ pub fn users(users: &[User], message: Option<&str>) -> String {
             } else {
                 String::new()
             };
+            let trust = if u.state == "active" {
+                let (to, label) = if u.trusted {
+                    ("no", "untrust")
+                } else {
+                    ("yes", "trust")
+                };
+                format!(
+                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/trust\">\
+                     <input type=\"hidden\" name=\"trusted\" value=\"{to}\">\
+                     <button>{label}</button></form>"
+                )
+            } else {
+                String::new()
+            };
             let set = if u.state == "pending" {
                 "accept"
             } else {
                 "set role"
             };
             format!(
-                "<tr class=\"{}\"><td>{name}</td><td>{}</td><td>{}</td><td>{}</td><td>\
+                "<tr class=\"{}\" id=\"user-{name}\"><td>{name}</td><td>{}</td><td>{}</td>\
+                 <td class=\"trusted\">{}</td><td>{}</td><td>\
                  <form class=\"inline\" method=\"post\" action=\"/users/{name}/accept\">\
                  <select name=\"role\">{options}</select> <button>{set}</button></form> \
-                 {pending}</td></tr>",
+                 {pending}{trust}</td></tr>",
                 esc(&u.state),
                 esc(&u.state),
                 esc(&u.role),
+                if u.trusted { "yes" } else { "no" },
                 time(Some(u.created)),
             )
         })
         .collect();
     let body = format!(
-        "{}<table><tr><th>name</th><th>state</th><th>role</th><th>created</th><th></th></tr>\
+        "{}<table><tr><th>name</th><th>state</th><th>role</th><th>trusted</th><th>created</th><th></th></tr>\
          {rows}</table>",
         error(message)
     );

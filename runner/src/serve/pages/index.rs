@@ -1,8 +1,9 @@
-//! The index: running, queued and finished runs (verdict colours), and the new-run form.
+//! The index: running, queued, waiting for approval (when any) and finished runs (verdict
+//! colours), and the new-run form.
 
 use super::html::{esc, layout};
 use super::{rows, LIVE_SCRIPT, TABLE_HEAD};
-use crate::serve::db::runs::Run;
+use crate::serve::db::runs::{Run, PENDING};
 use crate::serve::form_words::EMBEDDED;
 use crate::serve::live::Live;
 
@@ -54,6 +55,9 @@ pub fn page(
     let mut body = format!("<p>{cores} cores shared among the running runs.</p>");
     body.push_str(&section("running", "Running", &["running"]));
     body.push_str(&section("queued", "Queued", &["queued"]));
+    if runs.iter().any(|(r, _)| r.state == PENDING) {
+        body.push_str(&section("waiting", "Waiting for approval", &[PENDING]));
+    }
     body.push_str(&section(
         "finished",
         "Finished",

@@ -3,6 +3,7 @@
 //! without JavaScript; a small inline script polls the JSON API for live numbers.
 
 pub mod accounts;
+pub mod actions;
 pub mod engines;
 pub mod html;
 pub mod index;
@@ -225,6 +226,8 @@ mod tests {
             cwd: String::new(),
             deleted: false,
             archived: None,
+            approved_by: None,
+            approved_at: None,
         };
         let html = rows(&[(run, Live::default())]);
         assert!(

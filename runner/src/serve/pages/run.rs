@@ -4,7 +4,7 @@
 
 use super::html::{esc, layout, num, time};
 use super::{elo, llr, LIVE_SCRIPT};
-use crate::serve::db::runs::Run;
+use crate::serve::db::runs::{Run, PENDING};
 use crate::serve::live::Live;
 
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
@@ -33,7 +33,7 @@ pub fn page(
          <tr><th>cores now</th><td data-f=\"cores\">{cores}</td></tr>\
          <tr><th>games</th><td data-f=\"games\">{games}</td></tr>{numbers}\
          <tr><th>created / started / finished</th><td>{created} / {started} / {finished} UTC</td></tr>\
-         <tr><th>exit code</th><td>{code}</td></tr>\
+         <tr><th>exit code</th><td>{code}</td></tr>{approval}\
          <tr><th>directory</th><td><code>{dir}</code></td></tr></table>",
         state = esc(&run.state),
         kind = esc(&run.kind),
@@ -51,6 +51,7 @@ pub fn page(
         started = time(run.started),
         finished = time(run.finished),
         code = num(run.exit_code.map(|c| c as f64), 0),
+        approval = approval_row(run),
         dir = esc(&run.dir),
     );
     b.push_str(sections);
@@ -110,7 +111,7 @@ pub fn page(
         "<h2>Note</h2><form method=\"post\" action=\"/runs/{id}/note\">\
          <textarea name=\"note\" rows=\"3\">{note}</textarea><br>\
          <button type=\"submit\">Save the note</button></form>\
-         <h2>Actions</h2>\
+         <h2>Actions</h2>{approve}\
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\"><button>Stop</button></form> \
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\"><button>Resume</button></form> \
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/priority\">\
@@ -120,10 +121,35 @@ pub fn page(
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/delete\">\
          <button>Delete (files move to the archive)</button></form>",
         note = esc(&run.note),
+        approve = if run.state == PENDING {
+            format!(
+                "<p id=\"waits\">This run waits for an approver: an approver or an admin \
+                 other than its owner approves it.</p><form class=\"inline\" method=\"post\" \
+                 action=\"/runs/{id}/approve\"><button id=\"approve\">Approve</button></form> "
+            )
+        } else {
+            String::new()
+        },
         p = run.priority,
         t = run.throughput,
     ));
     layout(&format!("Run {id}: spar {}", run.kind), &b, LIVE_SCRIPT)
+}
+
+/// The approval's row: who approved the run and when, or that it waits; none for a run
+/// that needed no approval.
+fn approval_row(run: &Run) -> String {
+    match (&run.approved_by, run.state == PENDING) {
+        (Some(by), _) => format!(
+            "<tr><th>approved</th><td id=\"approved\">by {} on {} UTC</td></tr>",
+            esc(by),
+            time(run.approved_at)
+        ),
+        (None, true) => {
+            "<tr><th>approved</th><td id=\"approved\">not yet: it waits</td></tr>".into()
+        }
+        (None, false) => String::new(),
+    }
 }
 
 /// The rows of a match's, an SPRT's or a tune's numbers.

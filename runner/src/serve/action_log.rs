@@ -1,0 +1,214 @@
+//! The actions log (issue 32): every action a person takes — on runs (`actions.rs`),
+//! engines (the engine handlers) and accounts (the account handlers) — is recorded here,
+//! by [`record`], with who took it, when, its kind ([`Action`]) and what it concerns
+//! ([`Target`]). `/actions` and `/api/actions` read it back, filtered by user, kind, target
+//! and dates ([`window`]).
+
+use std::fmt;
+use std::sync::Mutex;
+
+use super::db::action_log::ActionFilter;
+use super::db::Db;
+
+/// The kinds of action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Submit,
+    Approve,
+    Stop,
+    Resume,
+    Delete,
+    Priority,
+    Note,
+    EngineRegister,
+    EngineChange,
+    EngineRemove,
+    Signup,
+    Accept,
+    Reject,
+    Role,
+    Trust,
+    TokenCreate,
+    TokenRevoke,
+    /// Failed sign-ins locked an account for a while.
+    Lock,
+}
+
+impl Action {
+    /// Every kind, in the order the page's filter lists them.
+    pub const ALL: &'static [Action] = &[
+        Action::Submit,
+        Action::Approve,
+        Action::Stop,
+        Action::Resume,
+        Action::Delete,
+        Action::Priority,
+        Action::Note,
+        Action::EngineRegister,
+        Action::EngineChange,
+        Action::EngineRemove,
+        Action::Signup,
+        Action::Accept,
+        Action::Reject,
+        Action::Role,
+        Action::Trust,
+        Action::TokenCreate,
+        Action::TokenRevoke,
+        Action::Lock,
+    ];
+
+    /// The name stored and shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Submit => "submit",
+            Action::Approve => "approve",
+            Action::Stop => "stop",
+            Action::Resume => "resume",
+            Action::Delete => "delete",
+            Action::Priority => "priority",
+            Action::Note => "note",
+            Action::EngineRegister => "engine-register",
+            Action::EngineChange => "engine-change",
+            Action::EngineRemove => "engine-remove",
+            Action::Signup => "signup",
+            Action::Accept => "accept",
+            Action::Reject => "reject",
+            Action::Role => "role",
+            Action::Trust => "trust",
+            Action::TokenCreate => "token-create",
+            Action::TokenRevoke => "token-revoke",
+            Action::Lock => "lock",
+        }
+    }
+
+    /// The kind of this name.
+    pub fn parse(name: &str) -> Option<Action> {
+        Action::ALL.iter().copied().find(|a| a.name() == name)
+    }
+}
+
+/// What an action concerns.
+#[derive(Clone, Debug)]
+pub enum Target<'a> {
+    Run(i64),
+    Engine(&'a str),
+    User(&'a str),
+}
+
+impl fmt::Display for Target<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Run(id) => write!(f, "run {id}"),
+            Target::Engine(n) => write!(f, "engine {n}"),
+            Target::User(n) => write!(f, "user {n}"),
+        }
+    }
+}
+
+/// Who is recorded for a caller's name: the name, or `-` (no accounts, nobody signed in).
+pub fn who(name: Option<&str>) -> &str {
+    name.unwrap_or("-")
+}
+
+/// Records an action now (a failure to record it is only reported on stderr).
+pub fn record(db: &Mutex<Db>, by: Option<&str>, action: Action, target: Target, detail: &str) {
+    record_in(&db.lock().expect("db lock"), by, action, target, detail);
+}
+
+/// [`record`], for a caller that holds the database's lock already.
+pub fn record_in(db: &Db, by: Option<&str>, action: Action, target: Target, detail: &str) {
+    let stored = db.add_action(who(by), action.name(), &target.to_string(), detail);
+    if let Err(e) = stored {
+        eprintln!("spar serve: actions log: {e}");
+    }
+}
+
+/// Checks a filter and turns its days into Unix times: `(since, until)`, `until` the end of
+/// its day. `Err` names the bad field and what to give.
+pub fn window(f: &ActionFilter) -> Result<(Option<i64>, Option<i64>), String> {
+    let action = f.action.trim();
+    if !action.is_empty() && Action::parse(action).is_none() {
+        let names: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
+        return Err(format!(
+            "unknown action '{action}': one of {}",
+            names.join(", ")
+        ));
+    }
+    let day = |field: &str, text: &str| -> Result<Option<i64>, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        day_start(t)
+            .map(Some)
+            .ok_or_else(|| format!("{field} '{t}': give a day as YYYY-MM-DD"))
+    };
+    let since = day("from", &f.from)?;
+    let until = day("to", &f.to)?.map(|d| d + 86_399);
+    Ok((since, until))
+}
+
+/// The Unix time at which the UTC day `YYYY-MM-DD` starts.
+fn day_start(text: &str) -> Option<i64> {
+    let mut parts = text.split('-');
+    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_name_that_parses_back() {
+        for a in Action::ALL {
+            assert_eq!(Action::parse(a.name()), Some(*a));
+        }
+        assert_eq!(Action::parse("launch"), None);
+        assert_eq!(Target::Run(7).to_string(), "run 7");
+        assert_eq!(Target::User("ann").to_string(), "user ann");
+    }
+
+    #[test]
+    fn days_are_utc_and_bad_ones_are_named() {
+        assert_eq!(day_start("1970-01-01"), Some(0));
+        assert_eq!(day_start("2025-11-26"), Some(1_764_115_200));
+        assert_eq!(day_start("2024-03-01"), Some(1_709_251_200));
+        for bad in ["2025-13-01", "2025-1-01", "yesterday", "2025-01-01-01", ""] {
+            assert_eq!(day_start(bad), None, "{bad}");
+        }
+        let f = ActionFilter {
+            from: "2025-11-26".into(),
+            to: "2025-11-26".into(),
+            ..ActionFilter::default()
+        };
+        assert_eq!(
+            window(&f).unwrap(),
+            (Some(1_764_115_200), Some(1_764_115_200 + 86_399))
+        );
+        let f = ActionFilter {
+            to: "26/11/2025".into(),
+            ..ActionFilter::default()
+        };
+        assert!(window(&f).unwrap_err().starts_with("to '26/11/2025'"));
+        let f = ActionFilter {
+            action: "launch".into(),
+            ..ActionFilter::default()
+        };
+        assert!(window(&f).unwrap_err().contains("unknown action 'launch'"));
+    }
+}
