@@ -17,6 +17,7 @@ pub mod engines;
 pub mod form_words;
 pub mod handlers;
 pub mod live;
+pub mod nets;
 pub mod pages;
 pub mod router;
 pub mod scheduler;
@@ -67,6 +68,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         data_dir: data.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
         check,
+        net_limit: settings.net_limit,
         streams: Default::default(),
         closing: Default::default(),
     });

@@ -4,7 +4,7 @@ use axum::routing::{get, post};
 use axum::{middleware, Router};
 
 use super::accounts::guard;
-use super::handlers::{accounts, api, engines, files, forms, ops, pages, stream};
+use super::handlers::{accounts, api, engines, files, forms, nets, ops, pages, stream};
 use super::state::Shared;
 
 /// The server's routes.
@@ -25,6 +25,9 @@ pub fn build(state: Shared) -> Router {
         .route("/engines", get(engines::index).post(engines::submit))
         .route("/engines/{name}/edit", post(engines::edit_form))
         .route("/engines/{name}/remove", post(engines::remove_form))
+        .route("/nets", get(nets::index).post(nets::upload_form))
+        .route("/nets/default", post(nets::default_form))
+        .route("/nets/{name}/remove", post(nets::remove_form))
         .route("/events", get(ops::events))
         .route("/machines", get(ops::machines))
         // The JSON API.
@@ -42,6 +45,9 @@ pub fn build(state: Shared) -> Router {
                 .patch(engines::patch)
                 .delete(engines::remove),
         )
+        .route("/api/engines/{name}/net", post(nets::set_default))
+        .route("/api/nets", get(nets::list).post(nets::upload))
+        .route("/api/nets/{name}", get(nets::get).delete(nets::remove))
         .route("/api/events", get(ops::api_events))
         .route("/api/machines", get(ops::api_machines))
         // Accounts.

@@ -6,6 +6,7 @@
 
 pub mod engines;
 pub mod events;
+pub mod nets;
 pub mod runs;
 pub mod users;
 
@@ -20,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_events.sql"),
     include_str!("migrations/0004_forms.sql"),
     include_str!("migrations/0005_accounts.sql"),
+    include_str!("migrations/0008_nets.sql"),
 ];
 
 /// The schema version this binary writes.

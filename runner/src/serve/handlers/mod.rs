@@ -6,6 +6,7 @@ pub mod api;
 pub mod engines;
 pub mod files;
 pub mod forms;
+pub mod nets;
 pub mod ops;
 pub mod pages;
 pub mod stream;
