@@ -30,6 +30,9 @@ pub struct Partial {
     pub net_limit: Option<u64>,
 }
 
+/// The largest net file an upload may have without `--net-limit`: 256 MiB.
+pub const DEFAULT_NET_LIMIT: u64 = 256 << 20;
+
 /// The Slurm backend: each run is a `--slurm` run of `shards` array tasks of
 /// `cpus_per_shard` CPUs, on `partition` when given; the server's child is its coordinator.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +101,7 @@ impl Settings {
         if net_mib == Some(0) || net_mib.is_some_and(|m| m > 1 << 20) {
             return Err("--net-limit: from 1 to 1048576 (MiB)".into());
         }
-        let net_limit = net_mib.map_or(super::nets::DEFAULT_LIMIT, |m| m << 20);
+        let net_limit = net_mib.map_or(DEFAULT_NET_LIMIT, |m| m << 20);
         let slurm = slurm_on.then(|| SlurmSettings {
             partition,
             shards: shards.unwrap_or(DEFAULT_SHARDS),

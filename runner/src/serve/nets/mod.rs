@@ -19,9 +19,6 @@ use super::state::AppState;
 /// without `cmd=`, `git=` or `engine=`).
 pub const EMBEDDED: &str = "embedded";
 
-/// The largest net file accepted by default: 256 MiB (`--net-limit MIB` changes it).
-pub const DEFAULT_LIMIT: u64 = 256 << 20;
-
 /// Why a net action was refused: the HTTP status and the message.
 #[derive(Debug)]
 pub struct Refused {
