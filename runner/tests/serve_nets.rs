@@ -228,6 +228,22 @@ fn uploads_are_stored_once_by_sha_checked_bounded_and_listed() {
     // A bad file by the form: the page again with the message, a 400.
     assert_eq!(upload_form(&s, "/nets", None, "junk", b"junk"), 400);
     assert_eq!(names(&s), vec!["from-page", "main", "same"]);
+
+    // A registered engine's net is any file.
+    let repo = dir.path().join("ext");
+    std::fs::create_dir(&repo).unwrap();
+    serve_common::git(&repo, &["init", "-q"]);
+    let path = repo.to_string_lossy().into_owned();
+    let (code, v) = s.json(
+        "POST",
+        "/api/engines",
+        Some(&json!({"name": "ext", "repo": path})),
+    );
+    assert_eq!(code, 201, "{v}");
+    let (code, v) = upload(&s, "ext-net", "ext", b"whatever ext reads");
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["engine"], "ext");
+    assert_eq!(files(&nets).len(), 2);
 }
 
 #[test]
@@ -365,6 +381,23 @@ fn runs_use_nets_by_name_or_their_engines_default_and_used_nets_stay() {
     assert_eq!(names(&s), vec!["alt", "main"]);
     // Still there: the shared file of main.
     assert!(d.join("nets").join(sha(&main)).is_file());
+    // Each upload, removal and default change is in the event log.
+    let (code, v) = s.json("GET", "/api/events?kind=net", None);
+    assert_eq!(code, 200, "{v}");
+    let log: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    for want in [
+        "net alt uploaded by anyone",
+        "the default net of engine embedded is main",
+        "net spare removed by anyone: its file is in",
+        "net spare2 removed by anyone: its file stays",
+    ] {
+        assert!(log.iter().any(|m| m.starts_with(want)), "{want}: {log:?}");
+    }
 }
 
 #[test]

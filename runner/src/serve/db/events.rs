@@ -30,6 +30,7 @@ pub const KINDS: &[&str] = &[
     "build",
     "build-cached",
     "build-failure",
+    "net",
 ];
 
 /// One event.
