@@ -345,23 +345,44 @@ fn runs_use_nets_by_name_or_their_engines_default_and_used_nets_stay() {
     assert_eq!(run["nets"][0]["sha"], sha(&main));
     let id2 = run["id"].as_i64().unwrap();
     s.wait(id2, "finished", |v| state(v) == "finished");
+    // spar submit sends the words as typed: the same expansion (net=, then the default).
+    let o = common::run(&[
+        "submit",
+        "--server",
+        &s.url(),
+        "match",
+        "--engine",
+        "name=a",
+        "net=alt",
+        "--engine",
+        "name=b",
+        "--each",
+        "nodes=300",
+        "--games",
+        "2",
+    ]);
+    let url = common::ok(&o);
+    let id3: i64 = url.trim().rsplit('/').next().unwrap().parse().unwrap();
+    let run3 = s.wait(id3, "finished", |v| state(v) == "finished");
+    let how: Vec<(&str, &str)> = run3["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["net"].as_str().unwrap(), n["how"].as_str().unwrap()))
+        .collect();
+    assert_eq!(how, [("alt", "named"), ("main", "default")], "{run3}");
     let (_, nets) = s.json("GET", "/api/nets", None);
     let main_row = &nets["nets"].as_array().unwrap()[1];
     assert_eq!(main_row["name"], "main");
     assert_eq!(main_row["default_for"], json!(["embedded"]));
-    assert_eq!(main_row["runs"], json!([id2]));
+    assert_eq!(main_row["runs"], json!([id2, id3]));
 
     // Never removed once used (a finished run too), nor while a default; an unused one is
     // archived; the page's remove button does the same.
     let (code, v) = s.json("DELETE", "/api/nets/alt", None);
     assert_eq!(code, 409, "{v}");
-    assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("run {id} used it")),
-        "{v}"
-    );
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains(&format!("runs {id}, {id3} used it")), "{v}");
     assert!(alt_file.is_file());
     let (code, v) = s.json("DELETE", "/api/nets/main", None);
     assert_eq!(code, 409, "{v}");
@@ -430,18 +451,72 @@ fn uploads_need_an_account_on_a_server_with_an_admin() {
 
     // Signed in, the page's form carries the CSRF token in its action, and the net is
     // stored with its uploader.
+    let root = login(&s, "root");
+    let (action, root_csrf) = csrf(&s, &root);
+    assert_eq!(upload_form(&s, "/nets", Some(&root), "main", b"x"), 403);
+    assert_eq!(upload_form(&s, &action, Some(&root), "main", &net), 303);
+    let (_, v) = s.json("GET", "/api/nets/main", None);
+    assert_eq!(v["uploader"], "root", "{v}");
+
+    // A user (not an approver) sets no default and removes only her own nets.
+    assert_eq!(
+        post(&s, None, "/signup", "name=ann&password=s3cret-pass"),
+        200
+    );
+    let accept = format!("role=user&csrf={root_csrf}");
+    assert_eq!(post(&s, Some(&root), "/users/ann/accept", &accept), 303);
+    let ann = login(&s, "ann");
+    let (ann_action, ann_csrf) = csrf(&s, &ann);
+    let set = format!("engine=embedded&net=main&csrf={ann_csrf}");
+    assert_eq!(post(&s, Some(&ann), "/nets/default", &set), 403);
+    let remove = format!("csrf={ann_csrf}");
+    assert_eq!(post(&s, Some(&ann), "/nets/main/remove", &remove), 403);
+    assert_eq!(
+        upload_form(&s, &ann_action, Some(&ann), "anns", &other_net(2)),
+        303
+    );
+    let (_, v) = s.json("GET", "/api/nets/anns", None);
+    assert_eq!(v["uploader"], "ann", "{v}");
+    assert_eq!(post(&s, Some(&ann), "/nets/anns/remove", &remove), 303);
+    let set = format!("engine=embedded&net=main&csrf={root_csrf}");
+    assert_eq!(post(&s, Some(&root), "/nets/default", &set), 303);
+    let (_, v) = s.json("GET", "/api/nets", None);
+    assert_eq!(v["nets"][0]["default_for"], json!(["embedded"]), "{v}");
+    // No run used it, but it is a default: kept.
+    let remove = format!("csrf={root_csrf}");
+    assert_eq!(post(&s, Some(&root), "/nets/main/remove", &remove), 409);
+    assert_eq!(names(&s), vec!["main"]);
+}
+
+/// A URL-encoded form posted with a session (or none): the status.
+fn post(s: &Server, cookie: Option<&str>, path: &str, body: &str) -> u16 {
+    let mut headers = vec!["Content-Type: application/x-www-form-urlencoded".to_string()];
+    if let Some(c) = cookie {
+        headers.push(format!("Cookie: spar_session={c}"));
+    }
+    s.request("POST", path, &headers, body).code
+}
+
+/// Signs in (the password of every account here): the session token.
+fn login(s: &Server, name: &str) -> String {
     let r = s.request(
         "POST",
         "/login",
         &["Content-Type: application/x-www-form-urlencoded".to_string()],
-        "name=root&password=s3cret-pass",
+        &format!("name={name}&password=s3cret-pass"),
     );
     assert_eq!(r.code, 303, "{r:?}");
     let cookie = r.header("set-cookie").unwrap();
-    let cookie = cookie
+    cookie
         .strip_prefix("spar_session=")
         .and_then(|c| c.split(';').next())
-        .unwrap();
+        .unwrap()
+        .to_string()
+}
+
+/// The nets page of a session: its upload form's action (with the CSRF token) and the
+/// CSRF token of its other forms.
+fn csrf(s: &Server, cookie: &str) -> (String, String) {
     let page = s
         .request(
             "GET",
@@ -455,8 +530,8 @@ fn uploads_need_an_account_on_a_server_with_an_admin() {
         .find(|a| a.starts_with("/nets?csrf="))
         .and_then(|a| a.split('"').next())
         .unwrap_or_else(|| panic!("no upload form with its CSRF token: {page}"));
-    assert_eq!(upload_form(&s, "/nets", Some(cookie), "main", b"x"), 403);
-    assert_eq!(upload_form(&s, action, Some(cookie), "main", &net), 303);
-    let (_, v) = s.json("GET", "/api/nets/main", None);
-    assert_eq!(v["uploader"], "root", "{v}");
+    let at = page
+        .find("name=\"csrf\" value=\"")
+        .unwrap_or_else(|| panic!("no CSRF field: {page}"));
+    (action.to_string(), page[at + 19..at + 19 + 64].to_string())
 }
