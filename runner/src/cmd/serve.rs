@@ -39,8 +39,12 @@ pub struct ServeArgs {
     /// in report runs].
     #[arg(long, value_name = "PATH")]
     pub track_spar: Option<PathBuf>,
+    /// The largest net file an upload may have, in MiB (a larger one is a 413) [default:
+    /// 256].
+    #[arg(long, value_name = "MIB")]
+    pub net_limit: Option<u64>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
-    /// `shards`, `cpus-per-shard`, `track-spar`); flags win.
+    /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -64,6 +68,7 @@ pub fn run(args: ServeArgs) -> CliResult {
         shards: args.shards,
         cpus_per_shard: args.cpus_per_shard,
         track_spar: args.track_spar,
+        net_limit: args.net_limit,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {

@@ -140,7 +140,10 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     // Registered engines named in the words are built (or found in the cache) and
     // replaced by their builds' `cmd=`: the run stores and plays the expanded words.
-    let (words, engines) = super::engines::expand(st, &s.words)?;
+    // Nets named in the words (`net=NAME`), and the engines' default nets, become
+    // `option.EvalFile=DATA/nets/SHA` first: `engine=NAME` still says whose default it is.
+    let (words, nets) = super::nets::words::expand(st, &s.words).map_err(Refusal::Bad)?;
+    let (words, engines) = super::engines::expand(st, &words)?;
     (st.check)(&s.kind, &words, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let waits = waits(st, s.owner.as_deref())?;
@@ -162,6 +165,12 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             .lock()
             .expect("db lock")
             .insert_run_engines(run.id, &engines)?;
+    }
+    if !nets.is_empty() {
+        st.db
+            .lock()
+            .expect("db lock")
+            .insert_run_nets(run.id, &nets)?;
     }
     std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
     let then = if waits {

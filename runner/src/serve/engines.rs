@@ -272,7 +272,7 @@ pub const KEYS: &[&str] = &["engine", "rev", "bench"];
 
 /// The spans of the engine groups of some words: for each `--engine`, the range of its
 /// values (up to the next word that starts with `--`). `--each` groups come back apart.
-fn groups(words: &[String]) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
+pub fn groups(words: &[String]) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
     let (mut engines, mut each) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < words.len() {
@@ -298,7 +298,8 @@ fn groups(words: &[String]) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range
     (engines, each)
 }
 
-fn key_value(word: &str) -> Option<(&str, &str)> {
+/// The key and value of an engine word (`key=value`, `--engine=key=value`).
+pub fn key_value(word: &str) -> Option<(&str, &str)> {
     let word = word
         .strip_prefix("--engine=")
         .or_else(|| word.strip_prefix("--each="))

@@ -18,6 +18,7 @@ pub mod engines;
 pub mod form_words;
 pub mod handlers;
 pub mod live;
+pub mod nets;
 pub mod nodes;
 pub mod pages;
 pub mod router;
@@ -69,6 +70,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         data_dir: data.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
         check,
+        net_limit: settings.net_limit,
         streams: Default::default(),
         closing: Default::default(),
     });

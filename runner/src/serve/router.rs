@@ -5,7 +5,7 @@ use axum::{middleware, Router};
 
 use super::accounts::guard;
 use super::handlers::{
-    accounts, api, engines, files, forms, index_stream, ops, pages, stream,
+    accounts, api, engines, files, forms, index_stream, nets, ops, pages, stream,
 };
 use super::state::Shared;
 
@@ -28,6 +28,9 @@ pub fn build(state: Shared) -> Router {
         .route("/engines", get(engines::index).post(engines::submit))
         .route("/engines/{name}/edit", post(engines::edit_form))
         .route("/engines/{name}/remove", post(engines::remove_form))
+        .route("/nets", get(nets::index).post(nets::upload_form))
+        .route("/nets/default", post(nets::default_form))
+        .route("/nets/{name}/remove", post(nets::remove_form))
         .route("/events", get(ops::events))
         .route("/actions", get(ops::actions))
         .route("/machines", get(ops::machines))
@@ -47,6 +50,9 @@ pub fn build(state: Shared) -> Router {
                 .patch(engines::patch)
                 .delete(engines::remove),
         )
+        .route("/api/engines/{name}/net", post(nets::set_default))
+        .route("/api/nets", get(nets::list).post(nets::upload))
+        .route("/api/nets/{name}", get(nets::get).delete(nets::remove))
         .route("/api/events", get(ops::api_events))
         .route("/api/events/runs", get(index_stream::events))
         .route("/api/actions", get(ops::api_actions))

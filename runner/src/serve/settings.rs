@@ -1,6 +1,6 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
-//! `cpus-per-shard`, `track-spar`), then the flags.
+//! `cpus-per-shard`, `track-spar`, `net-limit`), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,12 @@ pub struct Partial {
     pub cpus_per_shard: Option<u64>,
     /// The spar that plays report runs (one with the `track` feature).
     pub track_spar: Option<PathBuf>,
+    /// The largest net file an upload may have, in MiB.
+    pub net_limit: Option<u64>,
 }
+
+/// The largest net file an upload may have without `--net-limit`: 256 MiB.
+pub const DEFAULT_NET_LIMIT: u64 = 256 << 20;
 
 /// The Slurm backend: each run is a `--slurm` run of `shards` array tasks of
 /// `cpus_per_shard` CPUs, on `partition` when given; the server's child is its coordinator.
@@ -53,6 +58,8 @@ pub struct Settings {
     pub slurm: Option<SlurmSettings>,
     /// The spar that plays report runs (`--track-spar`; `None`: this one).
     pub track_spar: Option<PathBuf>,
+    /// The largest net file an upload may have, in bytes.
+    pub net_limit: u64,
 }
 
 impl Partial {
@@ -90,6 +97,11 @@ impl Settings {
                 return Err(format!("--partition '{p}': not a partition name"));
             }
         }
+        let net_mib = flags.net_limit.or(file.net_limit);
+        if net_mib == Some(0) || net_mib.is_some_and(|m| m > 1 << 20) {
+            return Err("--net-limit: from 1 to 1048576 (MiB)".into());
+        }
+        let net_limit = net_mib.map_or(DEFAULT_NET_LIMIT, |m| m << 20);
         let slurm = slurm_on.then(|| SlurmSettings {
             partition,
             shards: shards.unwrap_or(DEFAULT_SHARDS),
@@ -97,6 +109,7 @@ impl Settings {
         });
         Ok(Settings {
             slurm,
+            net_limit,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
@@ -182,6 +195,24 @@ mod tests {
         assert_eq!(s.track_spar.as_deref(), Some(Path::new("t/spar")));
         let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
         assert_eq!(s.track_spar, None);
+    }
+
+    #[test]
+    fn the_net_limit_is_in_mib_and_not_zero() {
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.net_limit, 256 << 20);
+        let file: Partial = toml::from_str("net-limit = 2").unwrap();
+        assert_eq!(
+            Settings::resolve(file, Partial::default())
+                .unwrap()
+                .net_limit,
+            2 << 20
+        );
+        let zero = Partial {
+            net_limit: Some(0),
+            ..Partial::default()
+        };
+        assert!(Settings::resolve(Partial::default(), zero).is_err());
     }
 
     #[test]

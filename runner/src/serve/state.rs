@@ -22,6 +22,8 @@ pub struct AppState {
     /// Where runs are checked and started (relative paths in their words).
     pub cwd: String,
     pub check: CheckWords,
+    /// The largest net file an upload may have, in bytes (`--net-limit`).
+    pub net_limit: u64,
     /// The live streams (`GET /api/runs/{id}/events`) open now; at most
     /// [`super::handlers::stream::MAX_STREAMS`].
     pub streams: AtomicUsize,

@@ -31,6 +31,7 @@ pub const KINDS: &[&str] = &[
     "build",
     "build-cached",
     "build-failure",
+    "net",
 ];
 
 /// One event.

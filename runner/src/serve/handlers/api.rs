@@ -27,6 +27,8 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
     v["owner"] = json!(owner.ok().flatten().flatten());
     let engines = st.db.lock().expect("db lock").run_engines(run.id);
     v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
+    let nets = st.db.lock().expect("db lock").run_nets(run.id);
+    v["nets"] = serde_json::to_value(nets.unwrap_or_default()).unwrap_or_default();
     v
 }
 

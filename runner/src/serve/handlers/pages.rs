@@ -106,7 +106,9 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
             .run_engines(id)
             .unwrap_or_default();
         let diff = engines::diff(&st2, &rows);
+        let nets = st2.db.lock().expect("db lock").run_nets(id);
         pages::engines::run_section(&rows, diff.as_ref())
+            + &pages::nets::run_section(&nets.unwrap_or_default())
     })
     .await
     .unwrap_or_default();

@@ -33,8 +33,9 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{t} · spar serve</title><style>{STYLE}</style></head><body>\
          <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
-         <a href=\"/engines\">engines</a> · <a href=\"/machines\">machines</a> · \
-         <a href=\"/events\">events</a> · <a href=\"/actions\">actions</a>{ACCOUNT_MARK}</nav>\
+         <a href=\"/engines\">engines</a> · <a href=\"/nets\">nets</a> · \
+         <a href=\"/machines\">machines</a> · <a href=\"/events\">events</a> · \
+         <a href=\"/actions\">actions</a>{ACCOUNT_MARK}</nav>\
          <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
         t = esc(title),
     )

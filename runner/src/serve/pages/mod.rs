@@ -7,6 +7,7 @@ pub mod actions;
 pub mod engines;
 pub mod html;
 pub mod index;
+pub mod nets;
 pub mod ops;
 pub mod report;
 pub mod run;
