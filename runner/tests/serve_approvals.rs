@@ -247,6 +247,24 @@ fn every_kind_of_action_is_logged_when_done() {
     let token = ann.token(&server);
     let (code, e) = api(&server, "POST", "/api/engines", &token, &body);
     assert_eq!(code, 201, "{e}");
+    // Nets: an upload for the tiny engine (any file), its default set and cleared by the
+    // admin, the net removed by its uploader.
+    let (code, n) = api(
+        &server,
+        "POST",
+        "/api/nets?name=n1&engine=tiny",
+        &token,
+        "net",
+    );
+    assert_eq!(code, 201, "{n}");
+    let root_token = root.token(&server);
+    for net in ["\"n1\"", "null"] {
+        let body = format!("{{\"net\": {net}}}");
+        let (code, e) = api(&server, "POST", "/api/engines/tiny/net", &root_token, &body);
+        assert_eq!(code, 200, "{e}");
+    }
+    let (code, n) = api(&server, "DELETE", "/api/nets/n1", &token, "");
+    assert_eq!(code, 200, "{n}");
     let (code, e) = api(
         &server,
         "PATCH",
@@ -266,7 +284,7 @@ fn every_kind_of_action_is_logged_when_done() {
         .skip(1)
         .map(|o| o.split('<').next().unwrap())
         .collect();
-    assert!(kinds.len() >= 18, "{kinds:?}");
+    assert!(kinds.len() >= 21, "{kinds:?}");
     let done = who_did(&actions(&server, "limit=1000"));
     for kind in &kinds {
         assert!(
@@ -288,6 +306,12 @@ fn every_kind_of_action_is_logged_when_done() {
     let role = &actions(&server, "action=role")[0];
     assert_eq!(role["detail"], "approver to user", "{role}");
     assert_eq!(by("engine-remove"), ["ann"]);
+    assert_eq!(by("net-upload"), ["ann"]);
+    assert_eq!(by("net-default"), ["root", "root"]);
+    assert_eq!(by("net-remove"), ["ann"]);
+    let default = &actions(&server, "action=net-default")[0];
+    assert_eq!(default["target"], "engine tiny", "{default}");
+    assert_eq!(default["detail"], "default net: none", "{default}");
     let lock = &actions(&server, "action=lock")[0];
     assert_eq!(lock["target"], "user vic", "{lock}");
     // The note's text is the run's; the log and its page escape what they show.

@@ -32,6 +32,10 @@ pub enum Action {
     TokenRevoke,
     /// Failed sign-ins locked an account for a while.
     Lock,
+    NetUpload,
+    NetRemove,
+    /// An engine's default net set or cleared.
+    NetDefault,
 }
 
 impl Action {
@@ -55,6 +59,9 @@ impl Action {
         Action::TokenCreate,
         Action::TokenRevoke,
         Action::Lock,
+        Action::NetUpload,
+        Action::NetRemove,
+        Action::NetDefault,
     ];
 
     /// The name stored and shown.
@@ -78,6 +85,9 @@ impl Action {
             Action::TokenCreate => "token-create",
             Action::TokenRevoke => "token-revoke",
             Action::Lock => "lock",
+            Action::NetUpload => "net-upload",
+            Action::NetRemove => "net-remove",
+            Action::NetDefault => "net-default",
         }
     }
 
@@ -93,6 +103,7 @@ pub enum Target<'a> {
     Run(i64),
     Engine(&'a str),
     User(&'a str),
+    Net(&'a str),
 }
 
 impl fmt::Display for Target<'_> {
@@ -101,6 +112,7 @@ impl fmt::Display for Target<'_> {
             Target::Run(id) => write!(f, "run {id}"),
             Target::Engine(n) => write!(f, "engine {n}"),
             Target::User(n) => write!(f, "user {n}"),
+            Target::Net(n) => write!(f, "net {n}"),
         }
     }
 }
@@ -181,6 +193,7 @@ mod tests {
         assert_eq!(Action::parse("launch"), None);
         assert_eq!(Target::Run(7).to_string(), "run 7");
         assert_eq!(Target::User("ann").to_string(), "user ann");
+        assert_eq!(Target::Net("n1").to_string(), "net n1");
     }
 
     #[test]

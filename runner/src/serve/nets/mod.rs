@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
+use super::action_log::{record_in, Action, Target};
 use super::db::nets::Net;
 use super::state::AppState;
 
@@ -201,6 +202,8 @@ pub fn store(
         stored?;
         return Err(Refused::with(409, format!("net {name} exists already")));
     }
+    let detail = format!("{} ({size} bytes) for engine {engine}", &sha[..12]);
+    record_in(&db, uploader, Action::NetUpload, Target::Net(name), &detail);
     let _ = db.event(
         None,
         "net",
@@ -271,6 +274,7 @@ pub fn remove(st: &AppState, name: &str, by: Option<&str>) -> Result<Net, Refuse
             .map_err(|e| format!("cannot move the net's file to {}: {e}", target.display()))?;
         whereto = format!("its file is in {}", target.display());
     }
+    record_in(&db, by, Action::NetRemove, Target::Net(name), &whereto);
     let _ = db.event(
         None,
         "net",
@@ -303,6 +307,8 @@ pub fn set_default(
         None => db.clear_default_net(engine)?,
     }
     let what = net.as_ref().map_or("none".to_string(), |n| n.name.clone());
+    let detail = format!("default net: {what}");
+    record_in(&db, by, Action::NetDefault, Target::Engine(engine), &detail);
     let _ = db.event(
         None,
         "net",
