@@ -1,10 +1,13 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
-//! `cpus-per-shard`, `track-spar`), then the flags.
+//! `cpus-per-shard`, `track-spar`, `public`, `tls-cert`, `tls-key`, `behind-proxy`), then
+//! the flags.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use super::exposure::Exposure;
 
 /// The address `spar serve` binds without `--bind`.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8000";
@@ -26,6 +29,14 @@ pub struct Partial {
     pub cpus_per_shard: Option<u64>,
     /// The spar that plays report runs (one with the `track` feature).
     pub track_spar: Option<PathBuf>,
+    /// Serving beyond loopback is allowed (needs TLS or a proxy, and an admin).
+    pub public: Option<bool>,
+    /// The TLS certificate chain (PEM).
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// A reverse proxy in front terminates TLS.
+    pub behind_proxy: Option<bool>,
 }
 
 /// The Slurm backend: each run is a `--slurm` run of `shards` array tasks of
@@ -53,6 +64,8 @@ pub struct Settings {
     pub slurm: Option<SlurmSettings>,
     /// The spar that plays report runs (`--track-spar`; `None`: this one).
     pub track_spar: Option<PathBuf>,
+    /// Who may reach the server: `--public`, TLS, `--behind-proxy`.
+    pub exposure: Exposure,
 }
 
 impl Partial {
@@ -95,7 +108,14 @@ impl Settings {
             shards: shards.unwrap_or(DEFAULT_SHARDS),
             cpus_per_shard: cpus.unwrap_or(1),
         });
+        let exposure = Exposure::new(
+            flags.public.or(file.public).unwrap_or(false),
+            flags.tls_cert.or(file.tls_cert),
+            flags.tls_key.or(file.tls_key),
+            flags.behind_proxy.or(file.behind_proxy).unwrap_or(false),
+        )?;
         Ok(Settings {
+            exposure,
             slurm,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
@@ -182,6 +202,26 @@ mod tests {
         assert_eq!(s.track_spar.as_deref(), Some(Path::new("t/spar")));
         let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
         assert_eq!(s.track_spar, None);
+    }
+
+    #[test]
+    fn the_exposure_is_set_by_the_file_or_the_flags() {
+        let file: Partial = toml::from_str(
+            "public = true\ntls-cert = \"/etc/spar/cert.pem\"\ntls-key = \"/etc/spar/key.pem\"\n",
+        )
+        .unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert!(s.exposure.public && s.exposure.secure_cookie());
+        let tls = s.exposure.tls.unwrap();
+        assert_eq!(tls.key, Path::new("/etc/spar/key.pem"));
+        let file: Partial = toml::from_str("public = true\nbehind-proxy = true\n").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert!(s.exposure.behind_proxy);
+        let public: Partial = toml::from_str("public = true\n").unwrap();
+        let e = Settings::resolve(public, Partial::default()).unwrap_err();
+        assert!(e.contains("--behind-proxy"), "{e}");
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.exposure, Exposure::default());
     }
 
     #[test]
