@@ -794,6 +794,10 @@ fn exposure_is_refused_at_start_without_its_flags() {
         ),
         (refused(&["--config", &config]), "--add-admin NAME"),
         (
+            refused(&["--behind-proxy"]),
+            "--behind-proxy: the data directory",
+        ),
+        (
             refused(&["--public", "--tls-cert", &cert]),
             "--tls-cert needs --tls-key",
         ),

@@ -2,7 +2,8 @@
 //! needs nothing; any other address needs `--public`, and a public server needs a way to
 //! TLS — served here (`--tls-cert`/`--tls-key`, [`super::tls`]) or by a reverse proxy in
 //! front (`--behind-proxy`, with a warning) — and an admin account (a server without
-//! accounts lets anyone who reaches it do anything). Refusals name the flag and the fix.
+//! accounts lets anyone who reaches it do anything; so does a proxy in front, even of a
+//! loopback address). Refusals name the flag and the fix.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -103,13 +104,20 @@ impl Exposure {
         ))
     }
 
-    /// Checks that a public server has accounts (`has_admin`: an active admin exists).
+    /// Checks that a server reached from elsewhere — public, or behind a proxy (which
+    /// reaches even a loopback address) — has accounts (`has_admin`: an active admin
+    /// exists).
     pub fn check_accounts(&self, has_admin: bool, data_dir: &str) -> Result<(), String> {
-        if !self.public || has_admin {
+        let flag = match (self.public, self.behind_proxy) {
+            (true, _) => "--public",
+            (false, true) => "--behind-proxy",
+            (false, false) => return Ok(()),
+        };
+        if has_admin {
             return Ok(());
         }
         Err(format!(
-            "--public: the data directory {data_dir} has no admin account, and a server \
+            "{flag}: the data directory {data_dir} has no admin account, and a server \
              without accounts lets anyone who reaches it do anything (that mode is for \
              loopback only): run `spar serve --data-dir {data_dir} --add-admin NAME` first"
         ))
@@ -178,6 +186,14 @@ mod tests {
         assert!(e.contains("--add-admin"), "{e}");
         public.check_accounts(true, "/srv/spar").unwrap();
         Exposure::default().check_accounts(false, "d").unwrap();
+        let proxied = Exposure::new(false, None, None, true).unwrap();
+        let e = proxied.check_accounts(false, "d").unwrap_err();
+        assert!(
+            e.starts_with("--behind-proxy") && e.contains("--add-admin"),
+            "{e}"
+        );
+        let tls = Exposure::new(false, Some("c".into()), Some("k".into()), false).unwrap();
+        tls.check_accounts(false, "d").unwrap();
         assert!(Exposure::default()
             .proxy_warning(&"127.0.0.1:1".parse().unwrap())
             .is_none());
