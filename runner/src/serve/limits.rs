@@ -89,6 +89,6 @@ mod tests {
         assert_eq!(limit_of("/runs").0, FORM_LIMIT);
         assert_eq!(limit_of("/runs/3/note").0, FORM_LIMIT);
         assert_eq!(limit_of("/apix").0, FORM_LIMIT);
-        assert!(SIGN_IN_LIMIT < FORM_LIMIT && FORM_LIMIT < API_LIMIT);
+        const { assert!(SIGN_IN_LIMIT < FORM_LIMIT && FORM_LIMIT < API_LIMIT) };
     }
 }
