@@ -629,6 +629,7 @@ fn certificates(dir: &Path) -> Vec<u8> {
         .unwrap();
     std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
     std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
     let other = rcgen::KeyPair::generate().unwrap();
     std::fs::write(dir.join("other-key.pem"), other.serialize_pem()).unwrap();
     ca.der().to_vec()
@@ -728,6 +729,60 @@ fn a_tls_server_speaks_https_and_its_cookie_is_secure() {
     let _ = plain.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     let r = answer(&mut plain);
     assert_ne!(r.code, 200, "{r:?}");
+    // `spar submit` over HTTPS with an API token: trusting the test's CA, and refused
+    // without it (the system does not know that CA).
+    let session = cookie
+        .strip_prefix("spar_session=")
+        .and_then(|c| c.split(';').next())
+        .unwrap();
+    let get_home = format!(
+        "GET / HTTP/1.1\r\nHost: localhost\r\nCookie: spar_session={session}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let page = https(&addr, &ca, &get_home).body;
+    let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    let body = format!("label=cli&csrf={}", &page[at..at + 64]);
+    let made = https(
+        &addr,
+        &ca,
+        &format!(
+            "POST /account/tokens HTTP/1.1\r\nHost: localhost\r\nCookie: spar_session={session}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    let at = made.body.find("<pre id=\"token\">").expect("the new token") + 16;
+    let token = &made.body[at..at + 64];
+    let port = addr.rsplit(':').next().unwrap();
+    let url = format!("https://localhost:{port}");
+    let ca_pem = dir.path().join("ca.pem");
+    let submit = |ca: Option<&Path>| {
+        let mut cmd = spar();
+        cmd.args(["submit", "--server", &url, "--token", token]);
+        if let Some(ca) = ca {
+            cmd.arg("--ca").arg(ca);
+        }
+        cmd.arg("match").args(WORDS).output().unwrap()
+    };
+    let out = common::ok(&submit(Some(&ca_pem)));
+    assert_eq!(out.trim(), format!("{url}/runs/1"));
+    // (exit 1: the certificate is refused; 2 on a machine with no trusted certificates.)
+    let o = submit(None);
+    assert!(matches!(o.status.code(), Some(1 | 2)), "{o:?}");
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("certificate") && err.contains("--ca PATH"),
+        "{err}"
+    );
+    let o = spar()
+        .args(["submit", "--server", "http://127.0.0.1:1", "--ca"])
+        .arg(&ca_pem)
+        .arg("match")
+        .args(WORDS)
+        .output()
+        .unwrap();
+    common::usage_error(&o, "only for an https:// server");
     let _ = child.kill();
     let _ = child.wait();
 }
