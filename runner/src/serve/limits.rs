@@ -3,7 +3,8 @@
 //! it. A body over its limit is a 413 with the limit in the message (`{"error": …}` on the
 //! API, a page otherwise): refused at once when its `Content-Length` says so, else (a
 //! chunked body) when the reading passes the limit. Headers are bounded by hyper's own
-//! defaults (at most 100 headers and about 400 KiB of request head: 431 beyond).
+//! defaults (at most 100 headers and about 400 KiB of request head: 431 beyond). A route
+//! that takes larger bodies (an upload) gets a class of its own in [`limit_of`].
 
 use axum::body::Body;
 use axum::extract::Request;
