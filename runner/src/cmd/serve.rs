@@ -43,8 +43,23 @@ pub struct ServeArgs {
     /// 256].
     #[arg(long, value_name = "MIB")]
     pub net_limit: Option<u64>,
+    /// Allow a --bind address beyond loopback: needs --tls-cert/--tls-key or
+    /// --behind-proxy, and an admin account (docs/serve.md, Team setup: exposure).
+    #[arg(long)]
+    pub public: bool,
+    /// Serve HTTPS with this certificate chain (PEM; with --tls-key).
+    #[arg(long, value_name = "PATH")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PATH")]
+    pub tls_key: Option<PathBuf>,
+    /// A reverse proxy in front terminates TLS: serve plain HTTP, with a warning, and give
+    /// the session cookie `Secure`.
+    #[arg(long)]
+    pub behind_proxy: bool,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
-    /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`); flags win.
+    /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
+    /// `behind-proxy`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -69,6 +84,10 @@ pub fn run(args: ServeArgs) -> CliResult {
         cpus_per_shard: args.cpus_per_shard,
         track_spar: args.track_spar,
         net_limit: args.net_limit,
+        public: args.public.then_some(true),
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        behind_proxy: args.behind_proxy.then_some(true),
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {

@@ -15,8 +15,10 @@ pub mod actions;
 pub mod builds;
 pub mod db;
 pub mod engines;
+pub mod exposure;
 pub mod form_words;
 pub mod handlers;
+pub mod limits;
 pub mod live;
 pub mod nets;
 pub mod nodes;
@@ -27,6 +29,7 @@ pub mod settings;
 pub mod share;
 pub mod slurm;
 pub mod state;
+pub mod tls;
 pub mod views;
 pub mod words;
 
@@ -40,6 +43,22 @@ use state::{AppState, CheckWords};
 /// Runs the server until it is killed.
 pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     let data = &settings.data_dir;
+    // Exposure: refused before anything is made (a bind beyond loopback without --public,
+    // unreadable TLS files, a public server without an admin).
+    let exposure = &settings.exposure;
+    exposure
+        .check_bind(&settings.bind)
+        .map_err(CliError::usage)?;
+    let tls = match &exposure.tls {
+        Some(files) => Some(tls::config(&files.cert, &files.key).map_err(CliError::usage)?),
+        None => None,
+    };
+    if !data.join("spar.db").is_file() {
+        let shown = data.display().to_string();
+        exposure
+            .check_accounts(false, &shown)
+            .map_err(CliError::usage)?;
+    }
     std::fs::create_dir_all(data.join("runs")).map_err(|e| {
         CliError::usage(format!("--data-dir {}: cannot create: {e}", data.display()))
     })?;
@@ -51,6 +70,10 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         &format!("--data-dir {} (another spar serve uses it)", data.display()),
     )?;
     let db = db::Db::open(&data.join("spar.db")).map_err(CliError::usage)?;
+    let has_admin = db.has_admin().map_err(CliError::failure)?;
+    exposure
+        .check_accounts(has_admin, &data.display().to_string())
+        .map_err(CliError::usage)?;
     report_orphans(&data, &db);
     let db = Arc::new(Mutex::new(db));
     let exe = std::env::current_exe()
@@ -73,6 +96,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         net_limit: settings.net_limit,
         streams: Default::default(),
         closing: Default::default(),
+        secure_cookie: exposure.secure_cookie(),
     });
     let closing = state.clone();
     let sched_handle = sched.clone();
@@ -94,6 +118,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         let addr = listener
             .local_addr()
             .map_err(|e| CliError::failure(e.to_string()))?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let backend = match &settings.slurm {
             Some(s) => format!(
                 "Slurm: {} shards × {} CPUs per run{}",
@@ -108,10 +133,10 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         log_event(
             &db_events,
             "server-start",
-            &format!("spar serve started on http://{addr}/ ({backend})"),
+            &format!("spar serve started on {scheme}://{addr}/ ({backend})"),
         );
         crate::stdout::print(&format!(
-            "spar serve: http://{addr}/ (data in {}, {backend})\n",
+            "spar serve: {scheme}://{addr}/ (data in {}, {backend})\n",
             data.display(),
         ))?;
         // Ctrl-C or SIGTERM: stop serving, then stop the children gracefully (a second
@@ -125,10 +150,25 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
                 .closing
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         };
-        axum::serve(listener, router::build(state))
-            .with_graceful_shutdown(stopped)
-            .await
-            .map_err(|e| CliError::failure(format!("the server stopped: {e}")))
+        if let Some(warning) = settings.exposure.proxy_warning(&addr) {
+            eprintln!("{warning}");
+        }
+        let app = router::build(state);
+        let served = match tls {
+            Some(config) => {
+                let listener = tls::TlsListener::new(listener, config)
+                    .map_err(|e| CliError::failure(e.to_string()))?;
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }
+            None => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }
+        };
+        served.map_err(|e| CliError::failure(format!("the server stopped: {e}")))
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     sched_handle.shutdown(std::time::Duration::from_secs(30));

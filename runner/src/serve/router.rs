@@ -1,4 +1,5 @@
-//! The router: every route of the server, in one place, all behind the accounts guard.
+//! The router: every route of the server, in one place, all behind the body limits and the
+//! accounts guard.
 
 use axum::routing::{get, post};
 use axum::{middleware, Router};
@@ -7,6 +8,7 @@ use super::accounts::guard;
 use super::handlers::{
     accounts, api, engines, files, forms, index_stream, nets, ops, pages, stream,
 };
+use super::limits;
 use super::state::Shared;
 
 /// The server's routes.
@@ -71,5 +73,8 @@ pub fn build(state: Shared) -> Router {
         // Every request, of every route above and of any added later, passes the guard:
         // the caller, and on a server with accounts sign-in, CSRF and a run's owner.
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
+        // Outermost: every request body bounded by its route's class, before anything
+        // (the guard included) reads it.
+        .layer(middleware::from_fn(limits::bound))
         .with_state(state)
 }

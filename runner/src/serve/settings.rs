@@ -1,10 +1,13 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
-//! `cpus-per-shard`, `track-spar`, `net-limit`), then the flags.
+//! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
+//! `behind-proxy`), then the flags.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use super::exposure::Exposure;
 
 /// The address `spar serve` binds without `--bind`.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8000";
@@ -28,6 +31,14 @@ pub struct Partial {
     pub track_spar: Option<PathBuf>,
     /// The largest net file an upload may have, in MiB.
     pub net_limit: Option<u64>,
+    /// Serving beyond loopback is allowed (needs TLS or a proxy, and an admin).
+    pub public: Option<bool>,
+    /// The TLS certificate chain (PEM).
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// A reverse proxy in front terminates TLS.
+    pub behind_proxy: Option<bool>,
 }
 
 /// The largest net file an upload may have without `--net-limit`: 256 MiB.
@@ -60,6 +71,8 @@ pub struct Settings {
     pub track_spar: Option<PathBuf>,
     /// The largest net file an upload may have, in bytes.
     pub net_limit: u64,
+    /// Who may reach the server: `--public`, TLS, `--behind-proxy`.
+    pub exposure: Exposure,
 }
 
 impl Partial {
@@ -107,7 +120,14 @@ impl Settings {
             shards: shards.unwrap_or(DEFAULT_SHARDS),
             cpus_per_shard: cpus.unwrap_or(1),
         });
+        let exposure = Exposure::new(
+            flags.public.or(file.public).unwrap_or(false),
+            flags.tls_cert.or(file.tls_cert),
+            flags.tls_key.or(file.tls_key),
+            flags.behind_proxy.or(file.behind_proxy).unwrap_or(false),
+        )?;
         Ok(Settings {
+            exposure,
             slurm,
             net_limit,
             track_spar: flags.track_spar.or(file.track_spar),
@@ -213,6 +233,26 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), zero).is_err());
+    }
+
+    #[test]
+    fn the_exposure_is_set_by_the_file_or_the_flags() {
+        let file: Partial = toml::from_str(
+            "public = true\ntls-cert = \"/etc/spar/cert.pem\"\ntls-key = \"/etc/spar/key.pem\"\n",
+        )
+        .unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert!(s.exposure.public && s.exposure.secure_cookie());
+        let tls = s.exposure.tls.unwrap();
+        assert_eq!(tls.key, Path::new("/etc/spar/key.pem"));
+        let file: Partial = toml::from_str("public = true\nbehind-proxy = true\n").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert!(s.exposure.behind_proxy);
+        let public: Partial = toml::from_str("public = true\n").unwrap();
+        let e = Settings::resolve(public, Partial::default()).unwrap_err();
+        assert!(e.contains("--behind-proxy"), "{e}");
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.exposure, Exposure::default());
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct AppState {
     /// Set when the server stops serving: every live stream ends (so that the graceful
     /// shutdown does not wait for them).
     pub closing: AtomicBool,
+    /// Whether the session cookie gets `Secure` (TLS served here or by a proxy in front).
+    pub secure_cookie: bool,
 }
 
 impl AppState {

@@ -134,7 +134,7 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
 }
 
 /// A refusal: `{"error": …}` on the API, a page with the message otherwise.
-fn refuse(path: &str, code: StatusCode, message: &str) -> Response {
+pub fn refuse(path: &str, code: StatusCode, message: &str) -> Response {
     if path.starts_with("/api/") {
         return (code, Json(serde_json::json!({ "error": message }))).into_response();
     }

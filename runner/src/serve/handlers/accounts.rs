@@ -16,10 +16,6 @@ use crate::serve::db::runs::now;
 use crate::serve::pages::accounts as page;
 use crate::serve::state::Shared;
 
-/// Whether the session cookie gets `Secure`: once the server serves TLS itself (issue 32,
-/// exposure: not yet), this is where it is turned on.
-const SECURE_COOKIE: bool = false;
-
 const NO_ACCOUNTS: &str = "this server has no accounts (one person, no sign-in): its first \
                            admin is made with `spar serve --data-dir DIR --add-admin NAME`";
 
@@ -36,10 +32,11 @@ fn internal(e: String) -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, e).into_response()
 }
 
-/// The `Set-Cookie` value of a session (`token` empty: the cookie removed).
-fn session_cookie(token: &str) -> String {
+/// The `Set-Cookie` value of a session (`token` empty: the cookie removed); `Secure` when
+/// the browser talks TLS (`--tls-cert` or `--behind-proxy`).
+fn session_cookie(token: &str, secure: bool) -> String {
     let age = if token.is_empty() { 0 } else { SESSION_SECONDS };
-    let secure = if SECURE_COOKIE { "; Secure" } else { "" };
+    let secure = if secure { "; Secure" } else { "" };
     format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={age}{secure}")
 }
 
@@ -54,6 +51,7 @@ pub async fn login_form(Extension(caller): Extension<Caller>) -> Response {
 pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Response {
     let name = f.name.trim().to_string();
     let again = name.clone();
+    let secure = st.secure_cookie;
     let outcome = tokio::task::spawn_blocking(move || sign_in(&st, &name, &f.password))
         .await
         .unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e.to_string())));
@@ -61,7 +59,7 @@ pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Resp
         Ok(token) => (
             StatusCode::SEE_OTHER,
             [
-                (header::SET_COOKIE, session_cookie(&token)),
+                (header::SET_COOKIE, session_cookie(&token, secure)),
                 (header::LOCATION, "/".to_string()),
             ],
         )
@@ -152,7 +150,7 @@ pub async fn logout(State(st): State<Shared>, headers: HeaderMap) -> Response {
     (
         StatusCode::SEE_OTHER,
         [
-            (header::SET_COOKIE, session_cookie("")),
+            (header::SET_COOKIE, session_cookie("", st.secure_cookie)),
             (header::LOCATION, "/".to_string()),
         ],
     )
