@@ -282,8 +282,11 @@ fn downloads_stay_in_the_run_directory() {
     // The links and the hidden file are not offered on the run's page either.
     let page = get(&server, &format!("/runs/{id}"), &session).body;
     assert!(page.contains("results.csv"), "{page}");
-    for hidden in ["link.csv", "passwd.txt", ".hidden", "inner.txt"] {
-        assert!(!page.contains(hidden), "{hidden} offered: {page}");
+    // (As links: the page's script has `.hidden` of its own.)
+    assert!(!page.contains("inner.txt"), "{page}");
+    for hidden in ["link.csv", "passwd.txt", ".hidden", "sub"] {
+        let link = format!("/files/{hidden}\"");
+        assert!(!page.contains(&link), "{hidden} offered: {page}");
     }
 }
 
