@@ -146,39 +146,7 @@ pub fn window(f: &ActionFilter) -> Result<(Option<i64>, Option<i64>), String> {
             names.join(", ")
         ));
     }
-    let day = |field: &str, text: &str| -> Result<Option<i64>, String> {
-        let t = text.trim();
-        if t.is_empty() {
-            return Ok(None);
-        }
-        day_start(t)
-            .map(Some)
-            .ok_or_else(|| format!("{field} '{t}': give a day as YYYY-MM-DD"))
-    };
-    let since = day("from", &f.from)?;
-    let until = day("to", &f.to)?.map(|d| d + 86_399);
-    Ok((since, until))
-}
-
-/// The Unix time at which the UTC day `YYYY-MM-DD` starts.
-fn day_start(text: &str) -> Option<i64> {
-    let mut parts = text.split('-');
-    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || y.len() != 4 || m.len() != 2 || d.len() != 2 {
-        return None;
-    }
-    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some((era * 146_097 + doe - 719_468) * 86_400)
+    super::days::window(&f.from, &f.to)
 }
 
 #[cfg(test)]
@@ -198,11 +166,17 @@ mod tests {
 
     #[test]
     fn days_are_utc_and_bad_ones_are_named() {
-        assert_eq!(day_start("1970-01-01"), Some(0));
-        assert_eq!(day_start("2025-11-26"), Some(1_764_115_200));
-        assert_eq!(day_start("2024-03-01"), Some(1_709_251_200));
+        assert_eq!(super::super::days::day_start("1970-01-01"), Some(0));
+        assert_eq!(
+            super::super::days::day_start("2025-11-26"),
+            Some(1_764_115_200)
+        );
+        assert_eq!(
+            super::super::days::day_start("2024-03-01"),
+            Some(1_709_251_200)
+        );
         for bad in ["2025-13-01", "2025-1-01", "yesterday", "2025-01-01-01", ""] {
-            assert_eq!(day_start(bad), None, "{bad}");
+            assert_eq!(super::super::days::day_start(bad), None, "{bad}");
         }
         let f = ActionFilter {
             from: "2025-11-26".into(),

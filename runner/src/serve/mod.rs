@@ -13,6 +13,7 @@ pub mod accounts;
 pub mod action_log;
 pub mod actions;
 pub mod builds;
+pub mod days;
 pub mod db;
 pub mod engines;
 pub mod exposure;

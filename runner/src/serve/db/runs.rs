@@ -41,6 +41,8 @@ pub struct Run {
     pub approved_by: Option<String>,
     /// When it was approved (Unix seconds).
     pub approved_at: Option<i64>,
+    /// Who submitted it (`None`: a server without accounts then).
+    pub owner: Option<String>,
 }
 
 /// A new run's fields.
@@ -62,15 +64,57 @@ pub struct NewRun<'a> {
 pub struct Filter {
     pub kind: Option<String>,
     pub state: Option<String>,
-    /// Text in the words or the note.
+    /// Text in the words (as shown: separated by spaces) or the note.
     pub q: Option<String>,
+    /// A registered engine the run names.
+    pub engine: Option<String>,
+    /// A revision of a registered engine the run names: the branch, tag or sha as given, or
+    /// the start of the commit it resolved to.
+    pub branch: Option<String>,
+    /// Who submitted it.
+    pub author: Option<String>,
+    /// `H1`, `H0` or `none` (no verdict): of a run that ended (its stored numbers).
+    pub verdict: Option<String>,
+    /// Created on or after this UTC day (`YYYY-MM-DD`).
+    pub from: Option<String>,
+    /// Created on or before this UTC day (`YYYY-MM-DD`).
+    pub to: Option<String>,
     /// At most this many, newest first (default 200).
     pub limit: Option<i64>,
 }
 
+/// The verdicts a search can ask for.
+pub const VERDICTS: &[&str] = &["H1", "H0", "none"];
+
+impl Filter {
+    /// A field's value, `None` when it is missing or blank.
+    fn given(v: &Option<String>) -> Option<&str> {
+        v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+    }
+
+    /// The filter checked: its created-time window (`since`, `until`), or the bad field
+    /// and what to give.
+    pub fn check(&self) -> std::result::Result<(Option<i64>, Option<i64>), String> {
+        if let Some(v) = Self::given(&self.verdict) {
+            if !VERDICTS.contains(&v) {
+                return Err(format!("verdict '{v}': one of {}", VERDICTS.join(", ")));
+            }
+        }
+        if let Some(s) = Self::given(&self.state) {
+            if !STATES.contains(&s) {
+                return Err(format!("state '{s}': one of {}", STATES.join(", ")));
+            }
+        }
+        crate::serve::days::window(
+            self.from.as_deref().unwrap_or(""),
+            self.to.as_deref().unwrap_or(""),
+        )
+    }
+}
+
 const COLUMNS: &str = "id, kind, words, priority, throughput, note, state, created, started, \
                        finished, exit_code, stderr_tail, dir, cwd, deleted, archived, approved_by, \
-                       approved_at";
+                       approved_at, owner";
 
 fn from_row(r: &Row) -> rusqlite::Result<Run> {
     let words: String = r.get(2)?;
@@ -93,6 +137,7 @@ fn from_row(r: &Row) -> rusqlite::Result<Run> {
         archived: r.get(15)?,
         approved_by: r.get(16)?,
         approved_at: r.get(17)?,
+        owner: r.get(18)?,
     })
 }
 
@@ -155,7 +200,8 @@ impl Db {
 
     /// The runs that are not deleted and match `f`, newest first.
     pub fn list(&self, f: &Filter) -> Result<Vec<Run>> {
-        let like = f.q.as_ref().map(|q| {
+        let (since, until) = f.check()?;
+        let like = Filter::given(&f.q).map(|q| {
             let escaped = q
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
@@ -167,15 +213,35 @@ impl Db {
             .prepare(&format!(
                 "SELECT {COLUMNS} FROM runs WHERE deleted = 0 \
                  AND (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR state = ?2) \
-                 AND (?3 IS NULL OR words LIKE ?3 ESCAPE '\\' OR note LIKE ?3 ESCAPE '\\') \
+                 AND (?3 IS NULL OR replace(words, '\",\"', ' ') LIKE ?3 ESCAPE '\\' \
+                      OR note LIKE ?3 ESCAPE '\\') \
+                 AND (?5 IS NULL OR EXISTS (SELECT 1 FROM run_engines e \
+                      WHERE e.run_id = runs.id AND e.engine = ?5)) \
+                 AND (?6 IS NULL OR EXISTS (SELECT 1 FROM run_engines e \
+                      WHERE e.run_id = runs.id AND (e.rev = ?6 \
+                      OR (length(?6) >= 4 AND substr(e.sha, 1, length(?6)) = lower(?6))))) \
+                 AND (?7 IS NULL OR owner = ?7) \
+                 AND (?8 IS NULL OR (?8 = 'none' AND state IN ('finished', 'failed', 'stopped') \
+                      AND COALESCE(json_extract(last_live, '$.verdict'), '') = '') \
+                      OR json_extract(last_live, '$.verdict') = ?8) \
+                 AND (?9 IS NULL OR created >= ?9) AND (?10 IS NULL OR created <= ?10) \
                  ORDER BY id DESC LIMIT ?4"
             ))
             .map_err(db_err)?;
-        let kind = f.kind.as_deref().filter(|k| !k.is_empty());
-        let state = f.state.as_deref().filter(|s| !s.is_empty());
         let rows = stmt
             .query_map(
-                params![kind, state, like, f.limit.unwrap_or(200).clamp(1, 10_000)],
+                params![
+                    Filter::given(&f.kind),
+                    Filter::given(&f.state),
+                    like,
+                    f.limit.unwrap_or(200).clamp(1, 10_000),
+                    Filter::given(&f.engine),
+                    Filter::given(&f.branch),
+                    Filter::given(&f.author),
+                    Filter::given(&f.verdict),
+                    since,
+                    until,
+                ],
                 from_row,
             )
             .map_err(db_err)?;

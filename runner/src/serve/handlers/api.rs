@@ -23,8 +23,6 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));
     v["url"] = json!(format!("/runs/{}", run.id));
-    let owner = st.db.lock().expect("db lock").run_owner(run.id);
-    v["owner"] = json!(owner.ok().flatten().flatten());
     let engines = st.db.lock().expect("db lock").run_engines(run.id);
     v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
     let nets = st.db.lock().expect("db lock").run_nets(run.id);
@@ -32,8 +30,10 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
     v
 }
 
-/// `GET /api/runs?kind=&state=&q=&limit=`.
+/// `GET /api/runs?kind=&state=&q=&engine=&branch=&author=&verdict=&from=&to=&limit=`: a bad
+/// filter is a 400.
 pub async fn list(State(st): State<Shared>, Query(f): Query<Filter>) -> ApiResult {
+    f.check().map_err(actions::Refusal::Bad)?;
     let runs = st
         .db
         .lock()

@@ -66,12 +66,32 @@ pub async fn index(State(st): State<Shared>) -> Response {
     index_with(&st, &form, StatusCode::OK)
 }
 
-/// `GET /search?kind=&state=&q=`.
+/// `GET /search?kind=&state=&q=&engine=&branch=&author=&verdict=&from=&to=`: a bad filter
+/// is a 400 with the search form and the message.
 pub async fn search(State(st): State<Shared>, Query(f): Query<Filter>) -> Response {
+    let engines = registered(&st);
+    if let Err(e) = f.check() {
+        let page = pages::search::page(&f, &words::kinds(), &engines, &[], Some(&e));
+        return (StatusCode::BAD_REQUEST, Html(page)).into_response();
+    }
     match with_live(&st, &f) {
-        Ok(runs) => Html(pages::search::page(&f, &words::kinds(), &runs)).into_response(),
+        Ok(runs) => Html(pages::search::page(
+            &f,
+            &words::kinds(),
+            &engines,
+            &runs,
+            None,
+        ))
+        .into_response(),
         Err(e) => internal(e),
     }
+}
+
+/// The registered engines' names (removed ones too: their runs are still found).
+fn registered(st: &Shared) -> Vec<String> {
+    let all = st.db.lock().expect("db lock").engines();
+    all.map(|all| all.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default()
 }
 
 /// `GET /runs/{id}`.

@@ -229,6 +229,7 @@ mod tests {
             archived: None,
             approved_by: None,
             approved_at: None,
+            owner: None,
         };
         let html = rows(&[(run, Live::default())]);
         assert!(

@@ -139,7 +139,13 @@ pub fn page(
 /// The approval's row: who approved the run and when, or that it waits; none for a run
 /// that needed no approval.
 fn approval_row(run: &Run) -> String {
-    match (&run.approved_by, run.state == PENDING) {
+    let by = run.owner.as_ref().map_or(String::new(), |o| {
+        format!(
+            "<tr><th>submitted by</th><td id=\"owner\">{}</td></tr>",
+            esc(o)
+        )
+    });
+    by + &match (&run.approved_by, run.state == PENDING) {
         (Some(by), _) => format!(
             "<tr><th>approved</th><td id=\"approved\">by {} on {} UTC</td></tr>",
             esc(by),
