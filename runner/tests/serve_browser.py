@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Drives `spar serve` in a real browser (headless Chromium through Selenium), as a user:
-opens the index, registers an engine from the engines page, submits an SPRT of two option
-sets of the embedded engine from the index's form, watches the run page reach its verdict
-without reloading (the page's polling script updates it), finds the run by search, and
-stops and resumes a second run (of the registered engine at two revisions, whose page shows
-the commits and the diff).
+opens the index, registers spar's own repository (SPAR_REPO, build `spar`) and a tiny
+engine (REPO, build `make`) from the engines page, submits from the index form's engine
+fields an SPRT of two option sets of spar at HEAD (the net against `option.Eval=hce`) at
+a node limit — the server builds that commit with cargo while the POST waits —, watches
+the run page reach H1 without reloading (the page's live script updates it), finds the
+run by search, and stops and resumes a second run (of the tiny engine at two revisions,
+whose page shows the commits and the diff).
 
-Usage: serve_browser.py URL REPO CHROMEDRIVER
+Usage: serve_browser.py URL REPO CHROMEDRIVER SPAR_REPO SPAR_SHA SPAR_BENCH
+(SPAR_BENCH may be empty: not checked.)
 Exit 0 when every step passed; otherwise a message and exit 1.
 """
+import json
+import re
 import sys
 import time
 
@@ -19,7 +24,11 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-URL, REPO, DRIVER = sys.argv[1], sys.argv[2], sys.argv[3]
+URL, REPO, DRIVER, SPAR_REPO, SPAR_SHA, SPAR_BENCH = sys.argv[1:7]
+
+# How long the submit of the first spar run may take: the server builds spar at SPAR_SHA
+# (a full `cargo build --release`, fat LTO) before it answers the POST.
+BUILD_WAIT = 3600
 
 
 def step(text):
@@ -70,6 +79,39 @@ def submit_run(d, words, note):
     return int(d.current_url.rstrip("/").rsplit("/", 1)[1])
 
 
+def api_run(d, rid):
+    """The run as `GET /api/runs/ID` answers it, fetched by the page (no navigation)."""
+    body = d.execute_script(
+        "const x = new XMLHttpRequest(); x.open('GET', arguments[0], false); x.send();"
+        "return x.status + ' ' + x.responseText;", f"/api/runs/{rid}")
+    status, _, body = body.partition(" ")
+    assert status == "200", f"GET /api/runs/{rid}: {status} {body}"
+    return json.loads(body)
+
+
+def submit_spar(d):
+    """Submits the SPRT of spar at SPAR_SHA from the index form's engine fields; the run's
+    id and the seconds the POST took (the build)."""
+    d.get(URL + "/")
+    Select(d.find_element(By.NAME, "kind")).select_by_visible_text("sprt")
+    Select(d.find_element(By.NAME, "engine")).select_by_value("spar")
+    for side, words in (("dev", "option.Eval=nnue"), ("base", "option.Eval=hce")):
+        fill(d, f"{side}_rev", SPAR_SHA)
+        fill(d, f"{side}_bench", SPAR_BENCH)
+        fill(d, f"{side}_words", words)
+    fill(d, "words", "--each nodes=1500 --elo0 0 --elo1 20")
+    fill(d, "note", "browser net-vs-hce")
+    start = time.monotonic()
+    d.set_page_load_timeout(BUILD_WAIT)
+    d.find_element(By.CSS_SELECTOR, "form[action='/runs'] button[type=submit]").click()
+    wait(d, BUILD_WAIT, lambda d: "/runs/" in d.current_url or d.find_elements(By.ID, "error"),
+         poll=1)
+    d.set_page_load_timeout(120)
+    if d.find_elements(By.ID, "error"):
+        raise SystemExit("the run was refused: " + text(d, "#error"))
+    return int(d.current_url.rstrip("/").rsplit("/", 1)[1]), time.monotonic() - start
+
+
 def main():
     d = browser()
     try:
@@ -79,26 +121,42 @@ def main():
         assert d.find_element(By.NAME, "words"), "no new-run form on the index"
         step("the index is open")
 
-        # Register the tiny engine from the engines page.
+        # Register spar's own repository (built by the git= builder) and the tiny engine
+        # from the engines page.
         d.find_element(By.LINK_TEXT, "engines").click()
-        fill(d, "name", "tiny")
-        fill(d, "repo", REPO)
-        Select(d.find_element(By.NAME, "build")).select_by_value("make")
-        d.find_element(By.CSS_SELECTOR, "form[action='/engines'] button").click()
-        wait(d, 30, lambda d: d.find_elements(By.ID, "engine-tiny"))
-        step("engine tiny registered")
+        for name, repo, build in (("spar", SPAR_REPO, "spar"), ("tiny", REPO, "make")):
+            form = d.find_element(By.CSS_SELECTOR, "form[action='/engines']")
+            for field, value in (("name", name), ("repo", repo)):
+                el = form.find_element(By.NAME, field)
+                el.clear()
+                el.send_keys(value)
+            Select(form.find_element(By.NAME, "build")).select_by_value(build)
+            form.find_element(By.TAG_NAME, "button").click()
+            wait(d, 30, lambda d: d.find_elements(By.ID, f"engine-{name}")
+                 or d.find_elements(By.ID, "error"))
+            if d.find_elements(By.ID, "error"):
+                raise SystemExit(f"engine {name} was refused: " + text(d, "#error"))
+            step(f"engine {name} registered ({repo}, build {build})")
 
-        # An SPRT of two option sets of the embedded engine: the net against hce.
-        sprt = ("--engine name=net --engine name=hce option.Eval=hce "
-                "--each nodes=1500 --elo0 0 --elo1 20")
-        rid = submit_run(d, sprt, "browser net-vs-hce")
+        # An SPRT of two option sets of spar at HEAD, from the form's engine fields: the
+        # net against hce. The POST answers once the server has built the commit.
+        rid, took = submit_spar(d)
         row = d.find_element(By.ID, "run")
         first = row.get_attribute("data-state")
-        step(f"run {rid} submitted; its page shows it {first}")
+        step(f"run {rid} submitted from the engine fields; the POST took {took:.0f} s "
+             f"(spar built at its commit); its page shows it {first}")
         # A mark on the page: a reload would lose it.
         d.execute_script("window.__notReloaded = 42;")
-        wait(d, 300, 
-            lambda d: text(d, "td[data-f=verdict]") in ("H1", "H0"))
+        api = api_run(d, rid)
+        shas = [e["sha"] for e in api["engines"]]
+        assert shas == [SPAR_SHA, SPAR_SHA], f"the run's commits {shas}, not HEAD {SPAR_SHA}"
+        assert [e["engine"] for e in api["engines"]] == ["spar", "spar"], api["engines"]
+        benches = {e["bench"] for e in api["engines"]}
+        if SPAR_BENCH:
+            assert benches == {int(SPAR_BENCH)}, f"bench {benches}, not {SPAR_BENCH}"
+        assert "args=uci" in api["words"], api["words"]
+        step(f"run {rid} plays spar at {SPAR_SHA[:12]} (bench {benches.pop()}) as cmd= … args=uci")
+        wait(d, 600, lambda d: text(d, "td[data-f=verdict]") in ("H1", "H0"))
         verdict = text(d, "td[data-f=verdict]")
         state = wait(d, 60, 
             lambda d: text(d, "td[data-f=state]") in ("finished", "failed") and text(d, "td[data-f=state]"))
@@ -112,12 +170,16 @@ def main():
              f"({events} live stream events)")
         assert verdict == "H1", verdict
 
-        # The index updates live: the same SPRT again, watched from the index (its stream,
-        # /api/events/runs): the row gets its numbers, turns green and moves to Finished.
+        # The index updates live: the same SPRT again (in the words; the build is cached),
+        # watched from the index (its stream, /api/events/runs): the row gets its numbers,
+        # turns green and moves to Finished.
+        sprt = (f"--engine name=dev engine=spar rev={SPAR_SHA} option.Eval=nnue "
+                f"--engine name=base engine=spar rev={SPAR_SHA} option.Eval=hce "
+                "--each nodes=1500 --elo0 0 --elo1 20")
         rid2 = submit_run(d, sprt, "browser index live")
         d.get(URL + "/")
         d.execute_script("window.__notReloaded = 43;")
-        wait(d, 300, lambda d: d.find_elements(
+        wait(d, 600, lambda d: d.find_elements(
             By.CSS_SELECTOR, f"section#finished tr#run-{rid2}.H1"))
         row2 = d.find_element(By.ID, f"run-{rid2}")
         assert d.execute_script("return window.__notReloaded;") == 43, "the index was reloaded"
@@ -136,6 +198,15 @@ def main():
         assert d.find_elements(By.ID, f"run-{rid}"), "the run is not in the search"
         found = d.current_url
         step(f"found by search: {found}")
+
+        # The event log: spar built once at its commit, then taken from the cache.
+        d.get(URL + "/events")
+        log = d.find_element(By.TAG_NAME, "body").text
+        built = re.search(rf"engine spar at {SPAR_SHA[:12]}: built in ([0-9.]+) s", log)
+        assert built, "no build event of spar on /events:\n" + log
+        assert f"engine spar at {SPAR_SHA[:12]}: from the cache" in log, log
+        step(f"/events: spar built in {built.group(1)} s (bench and the git= build "
+             "included), then from the cache")
 
         # A second run: the registered engine at two revisions; stop it and resume it.
         long = ("--engine name=dev engine=tiny rev=main bench=2000 "

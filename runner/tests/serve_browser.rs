@@ -1,10 +1,15 @@
 //! The browser test of `spar serve` (issue 31, "Done when"): a real browser — Debian's
 //! `chromium` and `chromium-driver`, driven through Selenium from PyPI (installed by
-//! `.ci/setup`) — opens the index, registers an engine (a tiny git repository made here
-//! whose Makefile builds a script "engine" that runs this spar as its UCI engine),
-//! submits an SPRT of two option sets of the embedded engine from the form, watches the
-//! run page reach its verdict without reloading, finds it by search, and stops and resumes
-//! a second run. The steps are `serve_browser.py`. A second test (issue 32, "Done when";
+//! `.ci/setup`) — opens the index, registers **spar's own repository** (the git checkout
+//! this test runs in) as an engine built by the `git=` builder, submits from the form's
+//! engine fields an SPRT of two option sets of that engine at HEAD (the net against
+//! `option.Eval=hce`) at a node limit, watches the run page reach H1 without reloading,
+//! finds it by search, and stops and resumes a second run (of a tiny git engine made here,
+//! whose Makefile builds a script "engine" that runs this spar as its UCI engine, at two
+//! revisions: its page shows the commits and the diff). The steps are `serve_browser.py`.
+//! The server builds HEAD — the committed code, not the working tree's changes — with a
+//! full `cargo build --release` in `target/spar-builds/` of the checkout (cached by commit:
+//! a second run of the test at the same HEAD builds nothing). A second test (issue 32, "Done when";
 //! its steps are `serve_browser_approvals.py`), on a server with accounts: two people sign
 //! up, the admin accepts one as a user and one as an approver, the user submits a run that
 //! waits, the approver approves it, it plays, and the actions log page shows each step.
@@ -56,6 +61,57 @@ fn can_run() -> bool {
     false
 }
 
+/// spar's own repository for the test: the top of the git checkout this test runs in, its
+/// HEAD commit, and the bench HEAD must print when the working tree is HEAD (this test's
+/// spar's bench; `None` when tracked files differ from HEAD, whose bench may then differ).
+/// Outside a git checkout: `None` with a notice, or a failure under `CI=true`.
+fn spar_repo() -> Option<(String, String, Option<u64>)> {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let (Some(top), Some(head)) = (
+        git(&["rev-parse", "--show-toplevel"]),
+        git(&["rev-parse", "--verify", "HEAD^{commit}"]),
+    ) else {
+        let msg = format!("serve_browser: {dir} is not in a git checkout with a commit");
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg}");
+        }
+        eprintln!("{msg}: skipped");
+        return None;
+    };
+    let clean =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| s.is_empty());
+    let bench = clean.then(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_spar"))
+            .arg("bench")
+            .output()
+            .expect("spar bench");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .rev()
+            .find_map(|l| l.strip_suffix(" nps"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("spar bench printed no N nodes line:\n{text}"))
+    });
+    if bench.is_none() {
+        eprintln!(
+            "serve_browser: the working tree differs from HEAD: the server builds HEAD \
+             ({head}), the committed code; its bench is not checked"
+        );
+    }
+    Some((top, head, bench))
+}
+
 /// Runs the Selenium script `tests/NAME` with `args`; asserts that every step passed.
 fn run_script(server: &Server, name: &str, args: &[&std::ffi::OsStr]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -79,16 +135,27 @@ fn run_script(server: &Server, name: &str, args: &[&std::ffi::OsStr]) {
 }
 
 #[test]
-fn a_browser_registers_an_engine_submits_watches_searches_stops_and_resumes() {
+fn a_browser_registers_spar_itself_submits_watches_searches_stops_and_resumes() {
     if !can_run() {
         return;
     }
+    let Some((spar, head, bench)) = spar_repo() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("tiny");
     tiny_engine(&repo, &tmp.path().join("builds.txt"));
     let server = Server::start(&tmp.path().join("data"), &tmp.path().join("serve.log"));
     let url = server.url();
-    let args = [url.as_ref(), repo.as_os_str(), DRIVER.as_ref()];
+    let bench = bench.map(|b| b.to_string()).unwrap_or_default();
+    let args = [
+        url.as_ref(),
+        repo.as_os_str(),
+        DRIVER.as_ref(),
+        spar.as_ref(),
+        head.as_ref(),
+        bench.as_ref(),
+    ];
     run_script(&server, "serve_browser.py", &args);
 }
 

@@ -112,7 +112,7 @@ def main():
         assert text(d, "td[data-f=state]") == "pending-approval", text(d, "td[data-f=state]")
         assert "waits for an approver" in text(d, "#waits")
         d.get(URL + "/")
-        group = d.find_element(By.XPATH, "//h2[.='Waiting for approval']/following-sibling::table[1]")
+        group = d.find_element(By.XPATH, "//section[@id='waiting']//table")
         assert group.find_elements(By.ID, f"run-{rid}"), "the run is not in the waiting group"
         d.get(URL + f"/runs/{rid}")
         click_and_load(d, "//form[contains(@action,'/approve')]/button")
