@@ -79,6 +79,16 @@ def submit_run(d, words, note):
     return int(d.current_url.rstrip("/").rsplit("/", 1)[1])
 
 
+def api_submit(words, note):
+    """Submits an SPRT by the JSON API (not through the page): the new run's id."""
+    import urllib.request
+    body = json.dumps({"kind": "sprt", "words": words.split(), "note": note}).encode()
+    req = urllib.request.Request(URL + "/api/runs", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.load(r)["id"]
+
+
 def api_run(d, rid):
     """The run as `GET /api/runs/ID` answers it, fetched by the page (no navigation)."""
     body = d.execute_script(
@@ -176,9 +186,12 @@ def main():
         sprt = (f"--engine name=dev engine=spar rev={SPAR_SHA} option.Eval=nnue "
                 f"--engine name=base engine=spar rev={SPAR_SHA} option.Eval=hce "
                 "--each nodes=1500 --elo0 0 --elo1 20")
-        rid2 = submit_run(d, sprt, "browser index live")
+        # Submitted by the API while the index is open: its row appears without a reload.
         d.get(URL + "/")
         d.execute_script("window.__notReloaded = 43;")
+        rid2 = api_submit(sprt, "browser index live")
+        wait(d, 120, lambda d: d.find_elements(By.CSS_SELECTOR, f"tr#run-{rid2}[data-added=live]"))
+        step(f"run {rid2}, submitted by the API, appeared on the open index without a reload")
         wait(d, 600, lambda d: d.find_elements(
             By.CSS_SELECTOR, f"section#finished tr#run-{rid2}.H1"))
         row2 = d.find_element(By.ID, f"run-{rid2}")

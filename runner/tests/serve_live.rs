@@ -152,6 +152,16 @@ fn the_index_stream_sends_the_running_runs_numbers_and_their_end() {
     );
     assert_eq!(code, 201, "{v}");
     let other = v["id"].as_i64().unwrap();
+    // A run's index row, for the live script to add a run the page has no row of.
+    let (code, row) = server.http("GET", &format!("/runs/{other}/row"), None);
+    assert_eq!(code, 200, "{row}");
+    assert!(
+        row.starts_with(&format!("<tr id=\"run-{other}\""))
+            && row.contains(&format!("href=\"/runs/{other}\""))
+            && row.trim_end().ends_with("</tr>"),
+        "{row}"
+    );
+    assert_eq!(server.http("GET", "/runs/999/row", None).0, 404);
 
     let (status, head, events) = stream_until(&server, "/api/events/runs", |e| {
         e["id"] == id && state(e) == "finished"

@@ -19,6 +19,7 @@ pub fn build(state: Shared) -> Router {
         .route("/search", get(pages::search))
         .route("/runs", post(forms::submit))
         .route("/runs/{id}", get(pages::run))
+        .route("/runs/{id}/row", get(pages::row))
         .route("/runs/{id}/status.html", get(files::status_page))
         .route("/runs/{id}/files/{name}", get(files::download))
         .route("/runs/{id}/approve", post(forms::approve))

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::files::listing;
+use super::ApiError;
 use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
@@ -92,6 +93,18 @@ fn registered(st: &Shared) -> Vec<String> {
     let all = st.db.lock().expect("db lock").engines();
     all.map(|all| all.into_iter().map(|e| e.name).collect())
         .unwrap_or_default()
+}
+
+/// `GET /runs/{id}/row`: the run's row of the index (`<tr id="run-ID">`, as the index
+/// renders it), for the index's live script to add a run submitted after the page loaded.
+pub async fn row(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+    match actions::get(&st, id) {
+        Ok(run) => {
+            let live = live::of(&st.db, &run);
+            Html(pages::rows(&[(run, live)])).into_response()
+        }
+        Err(e) => ApiError::from(e).into_response(),
+    }
 }
 
 /// `GET /runs/{id}`.

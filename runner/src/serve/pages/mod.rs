@@ -81,7 +81,8 @@ pub fn llr(live: &Live) -> String {
 /// The inline script that refreshes rows and fields marked `data-f` (the page works
 /// without it): the run page's table (`id="run"`) from its live stream
 /// (`/api/runs/ID/events`, Server-Sent Events), the index's rows from the index stream
-/// (`/api/events/runs`; a run that leaves the queue moves to its section), anything else —
+/// (`/api/events/runs`; a run that leaves the queue moves to its section; a run the page
+/// has no row of yet gets its row from `/runs/ID/row`, the server's own rendering), anything else —
 /// and both when `EventSource` is missing or its stream fails — by polling the API every
 /// two seconds.
 pub const LIVE_SCRIPT: &str = r#"<script>
@@ -114,21 +115,31 @@ function watch(el){
   es.onerror=function(){es.close();el.removeAttribute("data-sse");};
 }
 function place(el,s){
-  var sec=document.getElementById(s==="running"||s==="queued"?s:"finished");
+  var sec=document.getElementById(s==="running"||s==="queued"?s:s==="pending-approval"?"waiting":"finished");
   var t=sec&&sec.querySelector("table");
   if(!t||el.tagName!=="TR"||el.closest("section")===sec)return;
   var tb=t.tBodies[0];tb.insertBefore(el,tb.rows[1]||null);
   t.parentNode.hidden=false;var p=sec.querySelector("p");if(p)p.hidden=true;
 }
 var indexSse=false;
+var adding={};
+function add(r){
+  if(adding[r.id]||r.state==="deleted")return;
+  adding[r.id]=true;
+  fetch("/runs/"+r.id+"/row").then(function(x){return x.ok?x.text():"";}).then(function(h){
+    if(!h||document.getElementById("run-"+r.id))return;
+    var t=document.createElement("tbody");t.innerHTML=h;var el=t.firstElementChild;
+    if(!el)return;el.setAttribute("data-added","live");place(el,el.getAttribute("data-state"));
+  }).catch(function(){}).then(function(){adding[r.id]=false;});
+}
 function watchIndex(){
-  if(!window.EventSource||!document.querySelector("tr[data-id]"))return;
+  if(!window.EventSource)return;
   var es=new EventSource("/api/events/runs");
   indexSse=true;
   es.onmessage=function(m){
     var r;try{r=JSON.parse(m.data);}catch(e){return;}
     var el=document.getElementById("run-"+r.id);
-    if(!el)return;
+    if(!el){add(r);return;}
     el.setAttribute("data-events",String(Number(el.getAttribute("data-events")||0)+1));
     if(r.live)fill(el,r);
     if(!r.live){var c=el.querySelector("[data-f=state]");if(c)c.textContent=r.state;}
