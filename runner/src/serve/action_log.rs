@@ -32,6 +32,8 @@ pub enum Action {
     TokenRevoke,
     /// Failed sign-ins locked an account for a while.
     Lock,
+    /// An admin excluded a machine, or let it play again.
+    MachineExclude,
 }
 
 impl Action {
@@ -55,6 +57,7 @@ impl Action {
         Action::TokenCreate,
         Action::TokenRevoke,
         Action::Lock,
+        Action::MachineExclude,
     ];
 
     /// The name stored and shown.
@@ -78,6 +81,7 @@ impl Action {
             Action::TokenCreate => "token-create",
             Action::TokenRevoke => "token-revoke",
             Action::Lock => "lock",
+            Action::MachineExclude => "machine-exclude",
         }
     }
 
@@ -93,6 +97,7 @@ pub enum Target<'a> {
     Run(i64),
     Engine(&'a str),
     User(&'a str),
+    Machine(&'a str),
 }
 
 impl fmt::Display for Target<'_> {
@@ -101,6 +106,7 @@ impl fmt::Display for Target<'_> {
             Target::Run(id) => write!(f, "run {id}"),
             Target::Engine(n) => write!(f, "engine {n}"),
             Target::User(n) => write!(f, "user {n}"),
+            Target::Machine(n) => write!(f, "machine {n}"),
         }
     }
 }

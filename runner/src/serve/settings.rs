@@ -1,10 +1,13 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
-//! `cpus-per-shard`, `track-spar`, `net-limit`), then the flags.
+//! `cpus-per-shard`, `track-spar`, `net-limit`, `residual-threshold`,
+//! `residual-min-games`), then the flags.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use super::residuals::Limits;
 
 /// The address `spar serve` binds without `--bind`.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8000";
@@ -28,6 +31,10 @@ pub struct Partial {
     pub track_spar: Option<PathBuf>,
     /// The largest net file an upload may have, in MiB.
     pub net_limit: Option<u64>,
+    /// A shard or machine whose |residual| is above this is flagged.
+    pub residual_threshold: Option<f64>,
+    /// …when it has played at least this many games.
+    pub residual_min_games: Option<u64>,
 }
 
 /// The largest net file an upload may have without `--net-limit`: 256 MiB.
@@ -60,6 +67,8 @@ pub struct Settings {
     pub track_spar: Option<PathBuf>,
     /// The largest net file an upload may have, in bytes.
     pub net_limit: u64,
+    /// When a shard's or machine's residual is flagged.
+    pub residuals: Limits,
 }
 
 impl Partial {
@@ -102,6 +111,18 @@ impl Settings {
             return Err("--net-limit: from 1 to 1048576 (MiB)".into());
         }
         let net_limit = net_mib.map_or(DEFAULT_NET_LIMIT, |m| m << 20);
+        let mut residuals = Limits::default();
+        if let Some(t) = flags.residual_threshold.or(file.residual_threshold) {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(format!(
+                    "--residual-threshold {t}: a positive number of standard errors (e.g. 2.7)"
+                ));
+            }
+            residuals.threshold = t;
+        }
+        if let Some(g) = flags.residual_min_games.or(file.residual_min_games) {
+            residuals.min_games = g;
+        }
         let slurm = slurm_on.then(|| SlurmSettings {
             partition,
             shards: shards.unwrap_or(DEFAULT_SHARDS),
@@ -110,6 +131,7 @@ impl Settings {
         Ok(Settings {
             slurm,
             net_limit,
+            residuals,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
@@ -213,6 +235,22 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), zero).is_err());
+    }
+
+    #[test]
+    fn the_residual_limits_default_to_fishtests_and_are_checked() {
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.residuals, Limits::default());
+        assert_eq!(s.residuals.threshold, 2.7);
+        let file: Partial =
+            toml::from_str("residual-threshold = 3.5\nresidual-min-games = 40").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert_eq!((s.residuals.threshold, s.residuals.min_games), (3.5, 40));
+        let bad = Partial {
+            residual_threshold: Some(-1.0),
+            ..Partial::default()
+        };
+        assert!(Settings::resolve(Partial::default(), bad).is_err());
     }
 
     #[test]

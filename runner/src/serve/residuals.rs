@@ -1,0 +1,272 @@
+//! Machines you can trust (issue 32): each shard's and each machine's score in a run
+//! against the run's, as fishtest computes a worker's residual. A run plays pairs, so the
+//! unit is the pair: its score is its points over two (0, ¼, ½, ¾, 1); with `m` the run's
+//! mean pair score and `σ²` the run's variance of a pair's score (from its pentanomial
+//! counts), a group of `n` pairs with mean `m_g` has the residual
+//! `(m_g − m) / sqrt(σ² / n)`. The run's variance, not the group's, is the yardstick: a
+//! shard that only wins has no variance of its own.
+//!
+//! A cluster run's shards are read from its run directory (`cluster::records`, the
+//! coordinator's own reader: pairs deduplicated, torn rows not counted) and each shard's
+//! machine from `shards/I/node`, which `spar shard` writes when it starts
+//! (`SLURMD_NODENAME`, else the host name). A local run is one machine, the server's host:
+//! its residual is 0 by definition.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+use sprt::Pentanomial;
+
+use super::live::Live;
+use super::slurm;
+use crate::cluster::records::{RecordShape, Records};
+
+/// fishtest's threshold: a residual beyond ±2.7 is flagged.
+pub const DEFAULT_THRESHOLD: f64 = 2.7;
+
+/// Games a shard or machine must have played before it can be flagged.
+pub const DEFAULT_MIN_GAMES: u64 = 100;
+
+/// When a residual is flagged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// |residual| above this.
+    pub threshold: f64,
+    /// With at least this many games.
+    pub min_games: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            threshold: DEFAULT_THRESHOLD,
+            min_games: DEFAULT_MIN_GAMES,
+        }
+    }
+}
+
+/// One shard's or machine's row of a run's Machines table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The machine (a shard's: where it played; `?` when it wrote no `node` file).
+    pub machine: String,
+    /// The shard (`None`: the machine's row, all its shards).
+    pub shard: Option<u64>,
+    pub games: u64,
+    /// Its mean score per game, first engine's view.
+    pub score: Option<f64>,
+    /// Its residual against the run (`None`: no games, or the run has no variance).
+    pub residual: Option<f64>,
+    /// |residual| above the threshold with at least the minimum of games.
+    pub flagged: bool,
+}
+
+/// A run's Machines table: the machines, then the shards (none for a local run).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Machines {
+    pub machines: Vec<Row>,
+    pub shards: Vec<Row>,
+}
+
+impl Machines {
+    /// The flagged rows.
+    pub fn flagged(&self) -> impl Iterator<Item = &Row> {
+        self.machines
+            .iter()
+            .chain(&self.shards)
+            .filter(|r| r.flagged)
+    }
+}
+
+/// The mean and variance of a pair's score (0..1) over pentanomial counts; `None`: no pairs.
+pub fn mean_var(p: &Pentanomial) -> Option<(f64, f64)> {
+    let n = p.pairs();
+    if n == 0 {
+        return None;
+    }
+    let score = |i: usize| i as f64 / 4.0;
+    let mean = (0..5).map(|i| p.0[i] as f64 * score(i)).sum::<f64>() / n as f64;
+    let var = (0..5)
+        .map(|i| p.0[i] as f64 * (score(i) - mean).powi(2))
+        .sum::<f64>()
+        / n as f64;
+    Some((mean, var))
+}
+
+/// The residual of `group` (some of the run's pairs) against `run` (all of them); `None`
+/// when the group has no pairs or the run's pairs all scored alike.
+pub fn residual(group: &Pentanomial, run: &Pentanomial) -> Option<f64> {
+    let (m, var) = mean_var(run)?;
+    let (mg, _) = mean_var(group)?;
+    if var <= 0.0 {
+        return None;
+    }
+    let r = (mg - m) / (var / group.pairs() as f64).sqrt();
+    r.is_finite().then_some(r)
+}
+
+/// A row of `group` against `run`.
+fn row(
+    machine: &str,
+    shard: Option<u64>,
+    group: &Pentanomial,
+    run: &Pentanomial,
+    l: Limits,
+) -> Row {
+    let residual = residual(group, run);
+    let games = group.games();
+    Row {
+        machine: machine.to_string(),
+        shard,
+        games,
+        score: mean_var(group).map(|(m, _)| m),
+        residual,
+        flagged: games >= l.min_games && residual.is_some_and(|r| r.abs() > l.threshold),
+    }
+}
+
+/// The rows of a run whose pairs are grouped by shard, each shard on `nodes[shard]`.
+pub fn table(
+    by_shard: &BTreeMap<u64, Pentanomial>,
+    nodes: &BTreeMap<u64, String>,
+    l: Limits,
+) -> Machines {
+    let mut run = Pentanomial::default();
+    let mut by_machine: BTreeMap<&str, Pentanomial> = BTreeMap::new();
+    for (i, p) in by_shard {
+        let name = nodes.get(i).map_or("?", String::as_str);
+        let m = by_machine.entry(name).or_default();
+        for b in 0..5 {
+            run.0[b] += p.0[b];
+            m.0[b] += p.0[b];
+        }
+    }
+    Machines {
+        machines: by_machine
+            .iter()
+            .map(|(name, p)| row(name, None, p, &run, l))
+            .collect(),
+        shards: by_shard
+            .iter()
+            .map(|(i, p)| {
+                row(
+                    nodes.get(i).map_or("?", String::as_str),
+                    Some(*i),
+                    p,
+                    &run,
+                    l,
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The Machines table of the run whose files are in `dir` (a match or SPRT): a cluster
+/// run's from its run directory, a local run's one row from its live numbers (the server's
+/// `host`, residual 0). `None`: a kind that does not play such games, or nothing to read.
+pub fn of_run(kind: &str, dir: &Path, live: &Live, host: &str, l: Limits) -> Option<Machines> {
+    if !matches!(kind, "match" | "sprt") {
+        return None;
+    }
+    if !slurm::is_cluster_run(dir) {
+        let games = live.games?;
+        let points = live.wins? as f64 + live.draws? as f64 / 2.0;
+        return Some(Machines {
+            machines: vec![Row {
+                machine: host.to_string(),
+                shard: None,
+                games,
+                score: (games > 0).then(|| points / games as f64),
+                residual: (games > 0).then_some(0.0),
+                flagged: false,
+            }],
+            shards: Vec::new(),
+        });
+    }
+    let rd = slurm::run_dir(dir);
+    let (m, _) = crate::jobs::read(&rd).ok()?;
+    let mut records = Records::new(&rd, &m, RecordShape::Pairs);
+    records.refresh().ok()?;
+    let mut by_shard: BTreeMap<u64, Pentanomial> =
+        (0..m.shards).map(|i| (i, Pentanomial::default())).collect();
+    for p in records.pairs().0.values() {
+        let g = p.games;
+        by_shard
+            .entry(u64::from(p.shard))
+            .or_default()
+            .record(g[0].first_result(), g[1].first_result());
+    }
+    let nodes = (0..m.shards)
+        .filter_map(|i| {
+            let text = std::fs::read_to_string(crate::cluster::shard_node(&rd, i)).ok()?;
+            let name = text.trim();
+            (!name.is_empty()).then(|| (i, name.to_string()))
+        })
+        .collect();
+    Some(table(&by_shard, &nodes, l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_residual_is_the_groups_mean_against_the_runs_in_standard_errors() {
+        // The run: 10 pairs, 2 of each score. Mean ½, variance (2·(¼+1/16)·2)/10 = 0.125.
+        let run = Pentanomial::new([2, 2, 2, 2, 2]);
+        let (m, v) = mean_var(&run).unwrap();
+        assert!((m - 0.5).abs() < 1e-12);
+        assert!((v - 0.125).abs() < 1e-12);
+        // A group of 4 pairs that scored 1 each: (1 − ½) / sqrt(0.125 / 4) = 0.5 / 0.1767…
+        let g = Pentanomial::new([0, 0, 0, 0, 4]);
+        let want = 0.5 / (0.125f64 / 4.0).sqrt();
+        assert!((residual(&g, &run).unwrap() - want).abs() < 1e-12);
+        assert!((want - 2.828_427_124_746_19).abs() < 1e-9);
+        // Its mirror is as far below.
+        let low = Pentanomial::new([4, 0, 0, 0, 0]);
+        assert!((residual(&low, &run).unwrap() + want).abs() < 1e-12);
+        // No pairs, or a run without variance: no residual.
+        assert_eq!(residual(&Pentanomial::default(), &run), None);
+        let flat = Pentanomial::new([0, 0, 3, 0, 0]);
+        assert_eq!(residual(&flat, &flat), None);
+    }
+
+    #[test]
+    fn shards_and_machines_are_flagged_past_the_threshold_with_enough_games() {
+        // Four honest shards on machine a, one that wins too much on machine b.
+        let mut by_shard = BTreeMap::new();
+        for i in 0..4 {
+            by_shard.insert(i, Pentanomial::new([5, 10, 20, 10, 5]));
+        }
+        by_shard.insert(4, Pentanomial::new([0, 0, 10, 20, 20]));
+        let nodes: BTreeMap<u64, String> = (0..5)
+            .map(|i| (i, if i < 4 { "a" } else { "b" }.to_string()))
+            .collect();
+        let l = Limits {
+            threshold: 2.7,
+            min_games: 20,
+        };
+        let t = table(&by_shard, &nodes, l);
+        let flagged: Vec<(&str, Option<u64>)> =
+            t.flagged().map(|r| (r.machine.as_str(), r.shard)).collect();
+        // The honest majority, as one machine, stands out too (-2.97): 200 pairs of ½
+        // against the run's 0.56.
+        assert_eq!(flagged, [("a", None), ("b", None), ("b", Some(4))]);
+        assert_eq!(t.shards[4].games, 100);
+        assert_eq!(t.shards[4].score, Some(0.8));
+        // By hand: the run's pairs [20,40,90,60,40]/250: mean 0.56, variance 0.0814.
+        let want = (0.8 - 0.56) / (0.0814f64 / 50.0).sqrt();
+        assert!((t.shards[4].residual.unwrap() - want).abs() < 1e-9);
+        assert!((want - 5.948_179).abs() < 1e-5);
+        let honest = (0.5 - 0.56) / (0.0814f64 / 50.0).sqrt();
+        assert!((t.shards[0].residual.unwrap() - honest).abs() < 1e-9);
+        assert!(!t.shards[0].flagged);
+        // Too few games: not flagged.
+        let strict = Limits {
+            threshold: 2.7,
+            min_games: 1000,
+        };
+        assert_eq!(table(&by_shard, &nodes, strict).flagged().count(), 0);
+    }
+}
