@@ -54,8 +54,8 @@ pub fn parse_nps(text: &str) -> Option<u64> {
 }
 
 /// Measures this host's `spar bench` speed once, on a thread of its own (the spar that
-/// runs the server, an argument vector), and records it with an event; a bench that fails
-/// is an event too.
+/// runs the server, an argument vector), and records it; a bench that fails leaves it
+/// unknown (`–` on the machines page).
 pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
     std::thread::spawn(move || {
         let host = host();
@@ -66,22 +66,13 @@ pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
                 .stderr(Stdio::null())
                 .output()
         });
-        let db = db.lock().expect("db lock");
-        match out
+        // Stored quietly (the machines page shows it): the event log is for what happens
+        // to runs and to the server's machines' standing.
+        if let Some(nps) = out
             .ok()
             .and_then(|o| parse_nps(&String::from_utf8_lossy(&o.stdout)))
         {
-            Some(nps) => {
-                let _ = db.set_nps(&host, nps);
-                let _ = db.event(None, "machine", &format!("{host}: spar bench {nps} nps"));
-            }
-            None => {
-                let _ = db.event(
-                    None,
-                    "machine",
-                    &format!("{host}: spar bench did not run; its speed is not known"),
-                );
-            }
+            let _ = db.lock().expect("db lock").set_nps(&host, nps);
         }
     });
 }

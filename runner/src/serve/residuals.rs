@@ -106,24 +106,57 @@ pub fn residual(group: &Pentanomial, run: &Pentanomial) -> Option<f64> {
     r.is_finite().then_some(r)
 }
 
-/// A row of `group` against `run`.
-fn row(
-    machine: &str,
-    shard: Option<u64>,
-    group: &Pentanomial,
-    run: &Pentanomial,
-    l: Limits,
-) -> Row {
-    let residual = residual(group, run);
-    let games = group.games();
-    Row {
-        machine: machine.to_string(),
-        shard,
-        games,
-        score: mean_var(group).map(|(m, _)| m),
-        residual,
-        flagged: games >= l.min_games && residual.is_some_and(|r| r.abs() > l.threshold),
+/// Judges `groups` (the run's pairs, split) as fishtest's `get_bad_workers` does: the
+/// group with the largest |residual| beyond the threshold (with enough games) is flagged
+/// and left out of the run, then the rest is judged again, until none stands out. Each
+/// group's residual: against the run without the groups flagged before it (a flagged
+/// group's, when it was flagged). So an honest majority is not flagged for the difference
+/// one bad machine makes.
+fn judge(groups: &[&Pentanomial], l: Limits) -> Vec<(Option<f64>, bool)> {
+    let mut out: Vec<(Option<f64>, bool)> = vec![(None, false); groups.len()];
+    loop {
+        let mut run = Pentanomial::default();
+        for (g, _) in groups.iter().zip(&out).filter(|(_, o)| !o.1) {
+            for b in 0..5 {
+                run.0[b] += g.0[b];
+            }
+        }
+        let mut worst: Option<(usize, f64)> = None;
+        for (i, g) in groups.iter().enumerate() {
+            if out[i].1 {
+                continue;
+            }
+            let r = residual(g, &run);
+            out[i].0 = r;
+            let Some(r) = r.filter(|r| r.abs() > l.threshold && g.games() >= l.min_games) else {
+                continue;
+            };
+            if worst.is_none_or(|(_, w)| r.abs() > w.abs()) {
+                worst = Some((i, r));
+            }
+        }
+        match worst {
+            Some((i, _)) => out[i].1 = true,
+            None => return out,
+        }
     }
+}
+
+/// The rows of `groups` (machine, shard, pairs), judged together.
+fn rows(groups: Vec<(&str, Option<u64>, &Pentanomial)>, l: Limits) -> Vec<Row> {
+    let judged = judge(&groups.iter().map(|g| g.2).collect::<Vec<_>>(), l);
+    groups
+        .into_iter()
+        .zip(judged)
+        .map(|((machine, shard, p), (residual, flagged))| Row {
+            machine: machine.to_string(),
+            shard,
+            games: p.games(),
+            score: mean_var(p).map(|(m, _)| m),
+            residual,
+            flagged,
+        })
+        .collect()
 }
 
 /// The rows of a run whose pairs are grouped by shard, each shard on `nodes[shard]`.
@@ -132,33 +165,23 @@ pub fn table(
     nodes: &BTreeMap<u64, String>,
     l: Limits,
 ) -> Machines {
-    let mut run = Pentanomial::default();
+    let node = |i: &u64| nodes.get(i).map_or("?", String::as_str);
     let mut by_machine: BTreeMap<&str, Pentanomial> = BTreeMap::new();
     for (i, p) in by_shard {
-        let name = nodes.get(i).map_or("?", String::as_str);
-        let m = by_machine.entry(name).or_default();
+        let m = by_machine.entry(node(i)).or_default();
         for b in 0..5 {
-            run.0[b] += p.0[b];
             m.0[b] += p.0[b];
         }
     }
     Machines {
-        machines: by_machine
-            .iter()
-            .map(|(name, p)| row(name, None, p, &run, l))
-            .collect(),
-        shards: by_shard
-            .iter()
-            .map(|(i, p)| {
-                row(
-                    nodes.get(i).map_or("?", String::as_str),
-                    Some(*i),
-                    p,
-                    &run,
-                    l,
-                )
-            })
-            .collect(),
+        machines: rows(by_machine.iter().map(|(n, p)| (*n, None, p)).collect(), l),
+        shards: rows(
+            by_shard
+                .iter()
+                .map(|(i, p)| (node(i), Some(*i), p))
+                .collect(),
+            l,
+        ),
     }
 }
 
@@ -250,18 +273,33 @@ mod tests {
         let t = table(&by_shard, &nodes, l);
         let flagged: Vec<(&str, Option<u64>)> =
             t.flagged().map(|r| (r.machine.as_str(), r.shard)).collect();
-        // The honest majority, as one machine, stands out too (-2.97): 200 pairs of ½
-        // against the run's 0.56.
-        assert_eq!(flagged, [("a", None), ("b", None), ("b", Some(4))]);
+        // Against the whole run the honest majority, as one machine, stands out too
+        // (-2.97: 200 pairs of ½ against the run's 0.56); but b is worse, flagged and left
+        // out, and then a is the whole run.
+        assert_eq!(flagged, [("b", None), ("b", Some(4))]);
+        assert_eq!(t.machines[0].residual, Some(0.0));
         assert_eq!(t.shards[4].games, 100);
         assert_eq!(t.shards[4].score, Some(0.8));
         // By hand: the run's pairs [20,40,90,60,40]/250: mean 0.56, variance 0.0814.
         let want = (0.8 - 0.56) / (0.0814f64 / 50.0).sqrt();
         assert!((t.shards[4].residual.unwrap() - want).abs() < 1e-9);
         assert!((want - 5.948_179).abs() < 1e-5);
-        let honest = (0.5 - 0.56) / (0.0814f64 / 50.0).sqrt();
-        assert!((t.shards[0].residual.unwrap() - honest).abs() < 1e-9);
+        // The honest shards, judged again without shard 4: all alike.
+        assert_eq!(t.shards[0].residual, Some(0.0));
         assert!(!t.shards[0].flagged);
+        // Two bad shards: the worse first, then the other against the honest ones.
+        by_shard.insert(3, Pentanomial::new([0, 0, 20, 20, 10]));
+        let t = table(&by_shard, &nodes, l);
+        let flagged: Vec<Option<u64>> = t
+            .shards
+            .iter()
+            .filter(|r| r.flagged)
+            .map(|r| r.shard)
+            .collect();
+        assert_eq!(flagged, [Some(3), Some(4)]);
+        let three = Pentanomial::new([15, 30, 80, 50, 25]);
+        let want = residual(&Pentanomial::new([0, 0, 20, 20, 10]), &three).unwrap();
+        assert!((t.shards[3].residual.unwrap() - want).abs() < 1e-12);
         // Too few games: not flagged.
         let strict = Limits {
             threshold: 2.7,
