@@ -19,32 +19,9 @@ use serde::Serialize;
 use sprt::Pentanomial;
 
 use super::live::Live;
+pub use super::settings::Limits;
 use super::slurm;
 use crate::cluster::records::{RecordShape, Records};
-
-/// fishtest's threshold: a residual beyond ±2.7 is flagged.
-pub const DEFAULT_THRESHOLD: f64 = 2.7;
-
-/// Games a shard or machine must have played before it can be flagged.
-pub const DEFAULT_MIN_GAMES: u64 = 100;
-
-/// When a residual is flagged.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Limits {
-    /// |residual| above this.
-    pub threshold: f64,
-    /// With at least this many games.
-    pub min_games: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            threshold: DEFAULT_THRESHOLD,
-            min_games: DEFAULT_MIN_GAMES,
-        }
-    }
-}
 
 /// One shard's or machine's row of a run's Machines table.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::residuals::Limits;
-
 /// The address `spar serve` binds without `--bind`.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8000";
 
@@ -35,6 +33,30 @@ pub struct Partial {
     pub residual_threshold: Option<f64>,
     /// …when it has played at least this many games.
     pub residual_min_games: Option<u64>,
+}
+
+/// fishtest's threshold: a residual beyond ±2.7 is flagged.
+pub const DEFAULT_THRESHOLD: f64 = 2.7;
+
+/// Games a shard or machine must have played before it can be flagged.
+pub const DEFAULT_MIN_GAMES: u64 = 100;
+
+/// When a shard's or machine's residual is flagged (`serve::residuals`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// |residual| above this.
+    pub threshold: f64,
+    /// With at least this many games.
+    pub min_games: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            threshold: DEFAULT_THRESHOLD,
+            min_games: DEFAULT_MIN_GAMES,
+        }
+    }
 }
 
 /// The largest net file an upload may have without `--net-limit`: 256 MiB.
