@@ -274,6 +274,12 @@ fn every_kind_of_action_is_logged_when_done() {
     );
     assert_eq!(code, 200, "{e}");
     assert_eq!(ann.post(&server, "/engines/tiny/remove", "").code, 303);
+    // Machines: only an admin excludes one.
+    let r = ann.post(&server, "/machines/node7/exclude", "excluded=true");
+    assert_eq!(r.code, 403, "{r:?}");
+    assert!(r.body.contains("only an admin"), "{}", r.body);
+    let r = root.post(&server, "/machines/node7/exclude", "excluded=true");
+    assert_eq!(r.code, 303, "{r:?}");
 
     // Every kind the page's filter offers was recorded, with who did it.
     let page = get(&server, "/actions", None).body;
@@ -312,6 +318,7 @@ fn every_kind_of_action_is_logged_when_done() {
     let default = &actions(&server, "action=net-default")[0];
     assert_eq!(default["target"], "engine tiny", "{default}");
     assert_eq!(default["detail"], "default net: none", "{default}");
+    assert_eq!(by("machine-exclude"), ["root"]);
     let lock = &actions(&server, "action=lock")[0];
     assert_eq!(lock["target"], "user vic", "{lock}");
     // The note's text is the run's; the log and its page escape what they show.

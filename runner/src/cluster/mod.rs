@@ -67,6 +67,24 @@ pub fn shard_failed(dir: &Path, index: u64) -> PathBuf {
     shard_dir(dir, index).join("failed.json")
 }
 
+/// Written by a shard when it starts: the machine it plays on (Slurm's `SLURMD_NODENAME`,
+/// else the host name), one line; the server's residuals group the shards by it.
+pub fn shard_node(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("node")
+}
+
+/// The name of the machine this process runs on: `SLURMD_NODENAME` when Slurm set it (the
+/// node as Slurm names it, which `--exclude` takes), else the kernel's host name, else
+/// `localhost`.
+pub fn machine_name(env: &dyn Fn(&str) -> Option<String>) -> String {
+    let slurm = env("SLURMD_NODENAME").filter(|n| !n.trim().is_empty());
+    slurm
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// The file whose presence stops every shard.
 pub fn stop_file(dir: &Path) -> PathBuf {
     dir.join("STOP")

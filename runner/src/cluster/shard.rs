@@ -159,6 +159,9 @@ impl ShardRun {
         manifest.verify(&dir).map_err(Refused)?;
         // A failure record of an earlier attempt is void once the shard runs again.
         let _ = std::fs::remove_file(super::shard_failed(&dir, index));
+        // The machine it plays on, for the server's residuals (a note: never a failure).
+        let node = super::machine_name(env);
+        let _ = write_atomically(&super::shard_node(&dir, index), &format!("{node}\n"));
         Ok(ShardRun {
             dir,
             index,

@@ -57,9 +57,16 @@ pub struct ServeArgs {
     /// the session cookie `Secure`.
     #[arg(long)]
     pub behind_proxy: bool,
+    /// Flag a shard or machine of a run whose score's residual against the run's is beyond
+    /// this many standard errors [default: 2.7, as fishtest].
+    #[arg(long, value_name = "X")]
+    pub residual_threshold: Option<f64>,
+    /// …once it has played at least this many games [default: 100].
+    #[arg(long, value_name = "N")]
+    pub residual_min_games: Option<u64>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
     /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-    /// `behind-proxy`); flags win.
+    /// `behind-proxy`, `residual-threshold`, `residual-min-games`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -88,6 +95,8 @@ pub fn run(args: ServeArgs) -> CliResult {
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,
         behind_proxy: args.behind_proxy.then_some(true),
+        residual_threshold: args.residual_threshold,
+        residual_min_games: args.residual_min_games,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {

@@ -36,6 +36,8 @@ pub enum Action {
     NetRemove,
     /// An engine's default net set or cleared.
     NetDefault,
+    /// An admin excluded a machine, or let it play again.
+    MachineExclude,
 }
 
 impl Action {
@@ -62,6 +64,7 @@ impl Action {
         Action::NetUpload,
         Action::NetRemove,
         Action::NetDefault,
+        Action::MachineExclude,
     ];
 
     /// The name stored and shown.
@@ -88,6 +91,7 @@ impl Action {
             Action::NetUpload => "net-upload",
             Action::NetRemove => "net-remove",
             Action::NetDefault => "net-default",
+            Action::MachineExclude => "machine-exclude",
         }
     }
 
@@ -104,6 +108,7 @@ pub enum Target<'a> {
     Engine(&'a str),
     User(&'a str),
     Net(&'a str),
+    Machine(&'a str),
 }
 
 impl fmt::Display for Target<'_> {
@@ -113,6 +118,7 @@ impl fmt::Display for Target<'_> {
             Target::Engine(n) => write!(f, "engine {n}"),
             Target::User(n) => write!(f, "user {n}"),
             Target::Net(n) => write!(f, "net {n}"),
+            Target::Machine(n) => write!(f, "machine {n}"),
         }
     }
 }

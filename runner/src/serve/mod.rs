@@ -21,9 +21,11 @@ pub mod form_words;
 pub mod handlers;
 pub mod limits;
 pub mod live;
+pub mod machines;
 pub mod nets;
 pub mod nodes;
 pub mod pages;
+pub mod residuals;
 pub mod router;
 pub mod scheduler;
 pub mod settings;
@@ -95,10 +97,12 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         cwd: cwd.to_string_lossy().into_owned(),
         check,
         net_limit: settings.net_limit,
+        residuals: settings.residuals,
         streams: Default::default(),
         closing: Default::default(),
         secure_cookie: exposure.secure_cookie(),
     });
+    machines::measure_local(state.db.clone());
     let closing = state.clone();
     let sched_handle = sched.clone();
     let db_events = state.db.clone();

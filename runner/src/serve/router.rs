@@ -6,7 +6,7 @@ use axum::{middleware, Router};
 
 use super::accounts::guard;
 use super::handlers::{
-    accounts, api, engines, files, forms, index_stream, nets, ops, pages, stream,
+    accounts, api, engines, files, forms, index_stream, machines, nets, ops, pages, stream,
 };
 use super::limits;
 use super::state::Shared;
@@ -37,6 +37,7 @@ pub fn build(state: Shared) -> Router {
         .route("/events", get(ops::events))
         .route("/actions", get(ops::actions))
         .route("/machines", get(ops::machines))
+        .route("/machines/{name}/exclude", post(machines::exclude_form))
         // The JSON API.
         .route("/api/runs", get(api::list).post(api::submit))
         .route("/api/runs/{id}", get(api::get).delete(api::delete))
@@ -60,6 +61,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/events/runs", get(index_stream::events))
         .route("/api/actions", get(ops::api_actions))
         .route("/api/machines", get(ops::api_machines))
+        .route("/api/machines/{name}/exclude", post(machines::exclude))
         // Accounts.
         .route("/login", get(accounts::login_form).post(accounts::login))
         .route("/logout", post(accounts::logout))

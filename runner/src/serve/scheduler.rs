@@ -202,8 +202,12 @@ impl Scheduler {
         // With Slurm the shares are of the server's shards, and every run of the highest
         // priority plays (the cluster queues the tasks).
         let slots = self.cores;
+        // An excluded local host plays nothing: its children stop gracefully and resume
+        // when an admin lets it play again.
+        let host_excluded = self.slurm.is_none() && super::machines::local_excluded(&self.db);
         let shares: HashMap<i64, usize> = match &self.slurm {
             Some(s) => super::slurm::shard_shares(s.shards, &wants),
+            None if host_excluded => Vec::new(),
             None => share(slots, &wants),
         }
         .into_iter()
@@ -342,7 +346,14 @@ impl Scheduler {
         };
         let (argv, resume) = match &self.slurm {
             Some(s) => (
-                super::slurm::argv(&run.kind, &run.words, dir, s, cores as u64),
+                super::slurm::argv(
+                    &run.kind,
+                    &run.words,
+                    dir,
+                    s,
+                    cores as u64,
+                    &self.db.lock().expect("db lock").excluded_machines()?,
+                ),
                 super::slurm::is_cluster_run(dir),
             ),
             None => {

@@ -1,7 +1,7 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-//! `behind-proxy`), then the flags.
+//! `behind-proxy`, `residual-threshold`, `residual-min-games`), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,34 @@ pub struct Partial {
     pub tls_key: Option<PathBuf>,
     /// A reverse proxy in front terminates TLS.
     pub behind_proxy: Option<bool>,
+    /// A shard or machine whose |residual| is above this is flagged.
+    pub residual_threshold: Option<f64>,
+    /// …when it has played at least this many games.
+    pub residual_min_games: Option<u64>,
+}
+
+/// fishtest's threshold: a residual beyond ±2.7 is flagged.
+pub const DEFAULT_THRESHOLD: f64 = 2.7;
+
+/// Games a shard or machine must have played before it can be flagged.
+pub const DEFAULT_MIN_GAMES: u64 = 100;
+
+/// When a shard's or machine's residual is flagged (`serve::residuals`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// |residual| above this.
+    pub threshold: f64,
+    /// With at least this many games.
+    pub min_games: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            threshold: DEFAULT_THRESHOLD,
+            min_games: DEFAULT_MIN_GAMES,
+        }
+    }
 }
 
 /// The largest net file an upload may have without `--net-limit`: 256 MiB.
@@ -73,6 +101,8 @@ pub struct Settings {
     pub net_limit: u64,
     /// Who may reach the server: `--public`, TLS, `--behind-proxy`.
     pub exposure: Exposure,
+    /// When a shard's or machine's residual is flagged.
+    pub residuals: Limits,
 }
 
 impl Partial {
@@ -115,6 +145,18 @@ impl Settings {
             return Err("--net-limit: from 1 to 1048576 (MiB)".into());
         }
         let net_limit = net_mib.map_or(DEFAULT_NET_LIMIT, |m| m << 20);
+        let mut residuals = Limits::default();
+        if let Some(t) = flags.residual_threshold.or(file.residual_threshold) {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(format!(
+                    "--residual-threshold {t}: a positive number of standard errors (e.g. 2.7)"
+                ));
+            }
+            residuals.threshold = t;
+        }
+        if let Some(g) = flags.residual_min_games.or(file.residual_min_games) {
+            residuals.min_games = g;
+        }
         let slurm = slurm_on.then(|| SlurmSettings {
             partition,
             shards: shards.unwrap_or(DEFAULT_SHARDS),
@@ -130,6 +172,7 @@ impl Settings {
             exposure,
             slurm,
             net_limit,
+            residuals,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
@@ -253,6 +296,22 @@ mod tests {
         assert!(e.contains("--behind-proxy"), "{e}");
         let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
         assert_eq!(s.exposure, Exposure::default());
+    }
+
+    #[test]
+    fn the_residual_limits_default_to_fishtests_and_are_checked() {
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.residuals, Limits::default());
+        assert_eq!(s.residuals.threshold, 2.7);
+        let file: Partial =
+            toml::from_str("residual-threshold = 3.5\nresidual-min-games = 40").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert_eq!((s.residuals.threshold, s.residuals.min_games), (3.5, 40));
+        let bad = Partial {
+            residual_threshold: Some(-1.0),
+            ..Partial::default()
+        };
+        assert!(Settings::resolve(Partial::default(), bad).is_err());
     }
 
     #[test]

@@ -26,19 +26,23 @@ pub fn is_cluster_run(dir: &Path) -> bool {
 
 /// The coordinator's arguments (after the program): `KIND WORDS… OUTPUTS… --slurm
 /// --run-dir DIR/run --shards N --cpus-per-shard C [--sbatch-arg=--partition=P]
-/// [--resume]`, with `shards` the run's share of the server's shards. It resumes
-/// (reattaches) when the cluster run has its manifest; then its shards are the manifest's.
+/// [--sbatch-arg=--exclude=NODE,…] [--resume]`, with `shards` the run's share of the
+/// server's shards and `exclude` the nodes an admin excluded (checked names, see
+/// `machines::check_name`; one argument, never through a shell). It resumes (reattaches)
+/// when the cluster run has its manifest; then its shards are the manifest's.
 pub fn argv(
     kind: &str,
     words: &[String],
     dir: &Path,
     s: &SlurmSettings,
     shards: u64,
+    exclude: &[String],
 ) -> Vec<String> {
     let mut v = vec![kind.to_string()];
     v.extend(words.iter().cloned());
     v.extend(words::outputs(kind, dir));
     v.extend(flags(dir, s, shards_of(dir).unwrap_or(shards)));
+    v.extend(exclude_flag(exclude));
     if is_cluster_run(dir) {
         v.push("--resume".into());
     }
@@ -68,6 +72,11 @@ pub fn flags(dir: &Path, s: &SlurmSettings, shards: u64) -> Vec<String> {
         v.push(format!("--sbatch-arg=--partition={p}"));
     }
     v
+}
+
+/// `--sbatch-arg=--exclude=NODE,…` for the excluded nodes (none: no flag).
+pub fn exclude_flag(exclude: &[String]) -> Option<String> {
+    (!exclude.is_empty()).then(|| format!("--sbatch-arg=--exclude={}", exclude.join(",")))
 }
 
 /// The shards each run of `wants` gets when the server has `total` (its `--shards`): every
@@ -109,7 +118,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let words = vec!["--games".to_string(), "8".into()];
-        let v = argv("match", &words, d, &s, 3);
+        let v = argv("match", &words, d, &s, 3, &[]);
         let shown = |p: &str| d.join(p).to_string_lossy().into_owned();
         let mut want: Vec<String> = ["match", "--games", "8", "--results"]
             .map(String::from)
@@ -132,7 +141,18 @@ mod tests {
         assert_eq!(v, want);
         std::fs::create_dir_all(d.join("run")).unwrap();
         std::fs::write(d.join("run/manifest.json"), "{}").unwrap();
-        assert_eq!(argv("match", &words, d, &s, 3).last().unwrap(), "--resume");
+        assert_eq!(
+            argv("match", &words, d, &s, 3, &[]).last().unwrap(),
+            "--resume"
+        );
+        // Excluded nodes: one more argument before --resume, the nodes joined by commas.
+        let ex = vec!["node2".to_string(), "node7".into()];
+        let v = argv("match", &words, d, &s, 3, &ex);
+        assert_eq!(
+            &v[v.len() - 2..],
+            ["--sbatch-arg=--exclude=node2,node7", "--resume"]
+        );
+        assert_eq!(v[..v.len() - 2], want[..]);
     }
 
     fn w(id: i64, priority: i64, throughput: i64) -> Want {

@@ -24,6 +24,9 @@ pub struct AppState {
     pub check: CheckWords,
     /// The largest net file an upload may have, in bytes (`--net-limit`).
     pub net_limit: u64,
+    /// When a shard's or machine's residual is flagged (`--residual-threshold`,
+    /// `--residual-min-games`).
+    pub residuals: super::residuals::Limits,
     /// The live streams (`GET /api/runs/{id}/events`) open now; at most
     /// [`super::handlers::stream::MAX_STREAMS`].
     pub streams: AtomicUsize,

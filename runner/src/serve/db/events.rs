@@ -32,6 +32,7 @@ pub const KINDS: &[&str] = &[
     "build-cached",
     "build-failure",
     "net",
+    "machine",
 ];
 
 /// One event.

@@ -7,6 +7,7 @@
 pub mod action_log;
 pub mod engines;
 pub mod events;
+pub mod machines;
 pub mod nets;
 pub mod runs;
 pub mod users;
@@ -24,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_accounts.sql"),
     include_str!("migrations/0006_approvals.sql"),
     include_str!("migrations/0007_nets.sql"),
+    include_str!("migrations/0008_machines.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -47,7 +47,16 @@ pub async fn list(State(st): State<Shared>, Query(f): Query<Filter>) -> ApiResul
 /// `GET /api/runs/{id}`.
 pub async fn get(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
     let run = actions::get(&st, id)?;
-    Ok(Json(run_json(&st, &run)))
+    let st2 = st.clone();
+    let v = tokio::task::spawn_blocking(move || {
+        let mut v = run_json(&st2, &run);
+        let l: live::Live = serde_json::from_value(v["live"].clone()).unwrap_or_default();
+        v["machines"] = json!(super::machines::of_run(&st2, &run, &l));
+        v
+    })
+    .await
+    .map_err(|e| actions::Refusal::Internal(format!("the run could not be read: {e}")))?;
+    Ok(Json(v))
 }
 
 /// `POST /api/runs` with `{kind, words, priority?, throughput?, note?}`: 201 and the run.

@@ -7,6 +7,7 @@ pub mod engines;
 pub mod files;
 pub mod forms;
 pub mod index_stream;
+pub mod machines;
 pub mod nets;
 pub mod ops;
 pub mod pages;

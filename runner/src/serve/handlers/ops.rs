@@ -129,8 +129,13 @@ fn backend(st: &Shared) -> String {
     }
 }
 
-/// The slots and, with the Slurm backend, the cluster's nodes (or why `sinfo` failed).
-type Machines = (Vec<SlotRow>, Option<Result<Vec<Node>, String>>);
+/// The slots, with the Slurm backend the cluster's nodes (or why `sinfo` failed), and the
+/// machines the server knows with the runs' flags.
+type Machines = (
+    Vec<SlotRow>,
+    Option<Result<Vec<Node>, String>>,
+    super::machines::Known,
+);
 
 /// What the machines page and its API show, read off the async threads.
 async fn look(st: &Shared) -> Machines {
@@ -144,7 +149,7 @@ async fn look(st: &Shared) -> Machines {
                 dirs.iter().map(|(id, d)| (*id, d.as_path())).collect();
             nodes::nodes(&runs)
         });
-        (rows, nodes)
+        (rows, nodes, super::machines::known(&st2))
     })
     .await
     .unwrap_or_default()
@@ -152,7 +157,7 @@ async fn look(st: &Shared) -> Machines {
 
 /// `GET /machines`.
 pub async fn machines(State(st): State<Shared>) -> Response {
-    let (rows, nodes) = look(&st).await;
+    let (rows, nodes, known) = look(&st).await;
     let mut page = ops::machines(
         &backend(&st),
         st.sched.cores(),
@@ -163,14 +168,17 @@ pub async fn machines(State(st): State<Shared>) -> Response {
         let at = page.rfind("<p><a href=\"/events\">").unwrap_or(page.len());
         page.insert_str(at, &ops::nodes_table(&nodes));
     }
+    let at = page.rfind("<p><a href=\"/events\">").unwrap_or(page.len());
+    page.insert_str(at, &ops::known_table(&known.0, &known.1));
     Html(page).into_response()
 }
 
 /// `GET /api/machines`: `{"backend", "cores", "slurm", "slots": [{run, kind, state, cores,
 /// stopping, secs, games, games_per_s, shards}]}`, and with the Slurm backend `"nodes":
-/// [{name, state, cpus, cpus_allocated, shards: [{run, shard}]}]` (or `"nodes_error"`).
+/// [{name, state, cpus, cpus_allocated, shards: [{run, shard}]}]` (or `"nodes_error"`);
+/// `"machines": [{name, excluded, nps, nps_time}]` and `"flags": [{run, what, time}]`.
 pub async fn api_machines(State(st): State<Shared>) -> Json<Value> {
-    let (rows, nodes) = look(&st).await;
+    let (rows, nodes, known) = look(&st).await;
     let slots: Vec<Value> = rows
         .iter()
         .map(|s| {
@@ -187,6 +195,7 @@ pub async fn api_machines(State(st): State<Shared>) -> Json<Value> {
         "slurm": st.sched.slurm().is_some(),
         "slots": slots,
     });
+    (v["machines"], v["flags"]) = super::machines::known_json(&known);
     match nodes {
         Some(Ok(n)) => v["nodes"] = json!(n),
         Some(Err(e)) => v["nodes_error"] = json!(e),

@@ -146,9 +146,13 @@ pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
     .await
     .unwrap_or_default();
     let (kind, d) = (run.kind.clone(), dir.to_path_buf());
-    let special = tokio::task::spawn_blocking(move || special(id, &kind, &d))
-        .await
-        .unwrap_or_default();
+    let (st3, run3, l3) = (st.clone(), run.clone(), l.clone());
+    let special = tokio::task::spawn_blocking(move || {
+        let machines = super::machines::of_run(&st3, &run3, &l3);
+        special(id, &kind, &d) + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
+    })
+    .await
+    .unwrap_or_default();
     Html(pages::run::page(
         &run,
         &l,

@@ -1,10 +1,14 @@
 //! The operations pages: the event log (`/events`, filtered by run and kind in the URL)
 //! and the machines (`/machines`: the local slots — which run holds how many cores, its
-//! games/s — and, with the Slurm backend, each run's shards and the cluster's nodes).
+//! games/s — and, with the Slurm backend, each run's shards and the cluster's nodes; the
+//! machines the server knows, excluded or not, with their bench speed and the flags) and a
+//! run's Machines table.
 
 use super::html::{esc, layout, num, time};
 use crate::serve::db::events::{Event, EventFilter, KINDS};
+use crate::serve::db::machines::Machine;
 use crate::serve::nodes::Node;
+use crate::serve::residuals::Machines;
 use crate::serve::slurm::Shard;
 
 /// The event log page.
@@ -184,6 +188,79 @@ pub fn nodes_table(nodes: &Result<Vec<Node>, String>) -> String {
             } else {
                 shards.join(", ")
             },
+        ));
+    }
+    b.push_str("</table>");
+    b
+}
+
+/// The machines the server knows: each one's bench speed, whether it is excluded (with the
+/// button that changes it), and the runs' flagged shards and machines.
+pub fn known_table(machines: &[Machine], flags: &[(i64, String, i64)]) -> String {
+    let mut b = String::from(
+        "<h2 id=\"known\">Machines you can trust</h2><p>Each machine's <code>spar bench</code> \
+         speed (this host's, measured when the server started), and whether runs may play \
+         on it: an excluded Slurm node is left out of later job arrays (<code>sbatch \
+         --exclude</code>), an excluded local host starts no run.</p>\
+         <table id=\"trust\"><tr><th>machine</th><th>bench nps</th><th>measured</th>\
+         <th>excluded</th><th></th></tr>",
+    );
+    for m in machines {
+        let (label, to) = if m.excluded {
+            ("Include", "false")
+        } else {
+            ("Exclude", "true")
+        };
+        b.push_str(&format!(
+            "<tr class=\"machine\" id=\"machine-{name}\"><td>{name}</td><td>{nps}</td>\
+             <td>{t}</td><td>{ex}</td><td><form method=\"post\" \
+             action=\"/machines/{name}/exclude\"><input type=\"hidden\" name=\"excluded\" \
+             value=\"{to}\"><button type=\"submit\">{label}</button></form></td></tr>",
+            name = esc(&m.name),
+            nps = m.nps.map_or("–".into(), |n| n.to_string()),
+            t = time(m.nps_time),
+            ex = if m.excluded { "excluded" } else { "no" },
+        ));
+    }
+    b.push_str("</table>");
+    if flags.is_empty() {
+        b.push_str("<p id=\"flags\">No shard or machine flagged.</p>");
+    } else {
+        b.push_str("<table id=\"flags\"><tr><th>flagged (UTC)</th><th>run</th><th>what</th></tr>");
+        for (run, what, t) in flags {
+            b.push_str(&format!(
+                "<tr class=\"flag\"><td>{}</td><td><a href=\"/runs/{run}#machines\">{run}</a>\
+                 </td><td>{}</td></tr>",
+                time(Some(*t)),
+                esc(what)
+            ));
+        }
+        b.push_str("</table>");
+    }
+    b
+}
+
+/// A run's Machines table: each machine's and each shard's games, score, residual against
+/// the run and flag.
+pub fn run_machines(m: &Machines) -> String {
+    let mut b = String::from(
+        "<h2 id=\"machines\">Machines</h2><p>Each machine's and shard's score against the \
+         run's, in standard errors (the residual, as fishtest computes a worker's); beyond \
+         the server's threshold with enough games it is flagged.</p><table \
+         id=\"run-machines\"><tr><th>machine</th><th>shard</th><th>games</th><th>score</th>\
+         <th>residual</th><th>flag</th></tr>",
+    );
+    for r in m.machines.iter().chain(&m.shards) {
+        b.push_str(&format!(
+            "<tr class=\"{cls}\"><td>{name}</td><td>{shard}</td><td>{games}</td>\
+             <td>{score}</td><td>{res}</td><td>{flag}</td></tr>",
+            cls = if r.flagged { "flagged" } else { "ok" },
+            name = esc(&r.machine),
+            shard = r.shard.map_or("all".into(), |s| s.to_string()),
+            games = r.games,
+            score = num(r.score, 3),
+            res = num(r.residual, 2),
+            flag = if r.flagged { "flagged" } else { "" },
         ));
     }
     b.push_str("</table>");
