@@ -112,11 +112,17 @@ def submit_spar(d):
     fill(d, "words", "--each nodes=1500 --elo0 0 --elo1 20")
     fill(d, "note", "browser net-vs-hce")
     start = time.monotonic()
+    # The click returns when the POST's page has loaded: after the build. Both the page-load
+    # timeout and the driver connection's own read timeout (120 s by default) must allow it.
+    config = d.command_executor.client_config
+    read_timeout = config.timeout
+    config.timeout = BUILD_WAIT
     d.set_page_load_timeout(BUILD_WAIT)
     d.find_element(By.CSS_SELECTOR, "form[action='/runs'] button[type=submit]").click()
     wait(d, BUILD_WAIT, lambda d: "/runs/" in d.current_url or d.find_elements(By.ID, "error"),
          poll=1)
     d.set_page_load_timeout(120)
+    config.timeout = read_timeout
     if d.find_elements(By.ID, "error"):
         raise SystemExit("the run was refused: " + text(d, "#error"))
     return int(d.current_url.rstrip("/").rsplit("/", 1)[1]), time.monotonic() - start
