@@ -120,3 +120,83 @@ fn without_a_reference_speed_the_opt_in_is_refused() {
     assert!(page.contains("--reference-nps N"), "{page}");
     assert_eq!(runs(&server), 0);
 }
+
+/// A sharded run of 2 shards in `dir`, played by `spar shard` as array tasks would, with
+/// the environment the server gives its coordinators (`bench`: `SPAR_SHARD_BENCH=1`);
+/// shard 1's node renamed `node-nps`.
+fn sharded_run(dir: &std::path::Path, bench: bool) {
+    let rd = dir.join("run");
+    common::ok(&common::run(&common::argv(&format!(
+        "match --engine name=a --engine name=b --each nodes=300 --games 4 --slurm \
+         --plan-only --shards 2 --run-dir {} --quiet",
+        common::path_str(&rd)
+    ))));
+    for i in ["0", "1"] {
+        let mut cmd = common::spar();
+        cmd.args([
+            "shard",
+            common::path_str(&rd),
+            "--index",
+            i,
+            "--concurrency",
+            "1",
+        ]);
+        if bench {
+            cmd.env("SPAR_SHARD_BENCH", "1");
+        } else {
+            cmd.env_remove("SPAR_SHARD_BENCH");
+        }
+        common::ok(&cmd.output().unwrap());
+    }
+    std::fs::write(rd.join("shards/1/node"), "node-nps\n").unwrap();
+}
+
+#[test]
+fn a_shard_asked_by_the_server_benches_its_node_for_the_machines_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = Server::start_env(
+        &data,
+        &tmp.path().join("log"),
+        &[],
+        &[(HOOK, "1234567")],
+        tmp.path(),
+    );
+    let (code, v) = submit(
+        &server,
+        "--engine name=a --engine name=b --each nodes=300 --games 2",
+    );
+    assert_eq!(code, 201, "{v}");
+    let id = v["id"].as_i64().unwrap();
+    server.wait(id, "its end", |v| state(v) == "finished");
+    // The hook's speed is the host's.
+    let (_, m) = server.json("GET", "/api/machines", None);
+    let host = m["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["nps"] == json!(1234567));
+    assert!(host.is_some(), "{m}");
+
+    // A shard run from the command line benches nothing.
+    let plain = tmp.path().join("plain");
+    sharded_run(&plain, false);
+    assert!(!plain.join("run/shards/0/nps").exists());
+
+    // Asked, each shard writes its node's speed; the server stores it when it reads the run.
+    let dir = data.join(format!("runs/{id}"));
+    sharded_run(&dir, true);
+    let nps: u64 = read(&dir.join("run/shards/1/nps")).trim().parse().unwrap();
+    assert!(nps > 0);
+    server.run(id);
+    let (_, m) = server.json("GET", "/api/machines", None);
+    let node = m["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "node-nps")
+        .unwrap_or_else(|| panic!("no node-nps in {m}"));
+    assert_eq!(node["nps"], json!(nps), "{m}");
+    let (_, page) = server.http("GET", "/machines", None);
+    assert!(page.contains("node-nps"), "{page}");
+}

@@ -106,6 +106,30 @@ pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
     });
 }
 
+/// Stores the bench speed each shard of the cluster run in `run_dir` measured on its node
+/// (`shards/I/node` and `shards/I/nps`, written when the server's coordinator asked),
+/// when it differs from the one stored.
+pub fn note_shard_nps(db: &Mutex<Db>, run_dir: &std::path::Path, shards: u64) {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    let db = db.lock().expect("db lock");
+    let known = db.machines().unwrap_or_default();
+    for i in 0..shards {
+        let node = read(crate::cluster::shard_node(run_dir, i));
+        let nps = read(crate::cluster::shard_nps(run_dir, i));
+        let (Some(node), Some(nps)) = (node, nps) else {
+            continue;
+        };
+        let (node, nps) = (node.trim(), nps.trim().parse::<u64>().ok());
+        let Some(nps) = nps.filter(|&n| n > 0) else {
+            continue;
+        };
+        let same = known.iter().any(|m| m.name == node && m.nps == Some(nps));
+        if check_name(node).is_ok() && !same {
+            let _ = db.set_nps(node, nps);
+        }
+    }
+}
+
 /// Writes each flagged shard and machine of run `run` to the event log, once.
 pub fn note_flags(db: &Mutex<Db>, run: i64, m: &Machines) {
     let db = db.lock().expect("db lock");

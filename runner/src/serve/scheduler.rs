@@ -405,6 +405,10 @@ impl Scheduler {
             .stdout(log("stdout.log")?)
             .stderr(log("stderr.log")?)
             .process_group(0);
+        if self.slurm.is_some() {
+            // Each shard benches its node (`shards/I/nps`, for the machines page).
+            cmd.env(crate::cluster::SHARD_BENCH_ENV, "1");
+        }
         // SAFETY: the closure runs in the child between fork and exec and only makes the
         // prctl system call (async-signal-safe); no allocation, no lock.
         unsafe {
