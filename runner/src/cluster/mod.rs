@@ -73,6 +73,17 @@ pub fn shard_node(dir: &Path, index: u64) -> PathBuf {
     shard_dir(dir, index).join("node")
 }
 
+/// Written by a shard when it starts with [`SHARD_BENCH_ENV`] set: its machine's `spar
+/// bench` speed (nodes per second), one line; the server stores it per machine.
+pub fn shard_nps(dir: &Path, index: u64) -> PathBuf {
+    shard_dir(dir, index).join("nps")
+}
+
+/// The environment variable that asks `spar shard` for [`shard_nps`] (`1`): set by
+/// `spar serve` for its cluster runs' coordinators (sbatch passes its environment to the
+/// tasks), so that a shard started from the command line benches nothing.
+pub const SHARD_BENCH_ENV: &str = "SPAR_SHARD_BENCH";
+
 /// The name of the machine this process runs on: `SLURMD_NODENAME` when Slurm set it (the
 /// node as Slurm names it, which `--exclude` takes), else the kernel's host name, else
 /// `localhost`.

@@ -162,6 +162,12 @@ impl ShardRun {
         // The machine it plays on, for the server's residuals (a note: never a failure).
         let node = super::machine_name(env);
         let _ = write_atomically(&super::shard_node(&dir, index), &format!("{node}\n"));
+        // Its bench speed, when the server asks (a note as well).
+        if env(super::SHARD_BENCH_ENV).as_deref() == Some("1") {
+            let params = engine::params::Params::defaults();
+            let nps = engine::bench::run(engine::bench::DEFAULT_DEPTH, &params).nps();
+            let _ = write_atomically(&super::shard_nps(&dir, index), &format!("{nps}\n"));
+        }
         Ok(ShardRun {
             dir,
             index,

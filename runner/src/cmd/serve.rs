@@ -64,9 +64,15 @@ pub struct ServeArgs {
     /// …once it has played at least this many games [default: 100].
     #[arg(long, value_name = "N")]
     pub residual_min_games: Option<u64>,
+    /// The bench speed (nodes per second) a time-controlled run's clock is meant for: a run
+    /// submitted with `--scale-nps` plays its tc=/st=/movetime= times REFERENCE / this
+    /// host's bench nps (OpenBench's NPS scaling).
+    #[arg(long, value_name = "NPS")]
+    pub reference_nps: Option<u64>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
     /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-    /// `behind-proxy`, `residual-threshold`, `residual-min-games`); flags win.
+    /// `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`); flags
+    /// win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -97,6 +103,7 @@ pub fn run(args: ServeArgs) -> CliResult {
         behind_proxy: args.behind_proxy.then_some(true),
         residual_threshold: args.residual_threshold,
         residual_min_games: args.residual_min_games,
+        reference_nps: args.reference_nps,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {

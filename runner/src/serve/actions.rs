@@ -122,6 +122,8 @@ fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
 /// (their `uci` answer).
 pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     words::check_owned(&s.kind, &s.words).map_err(Refusal::Bad)?;
+    let slurm = st.sched.slurm().is_some();
+    super::nps_scale::check(&s.words, st.sched.reference_nps(), slurm).map_err(Refusal::Bad)?;
     if s.words.len() > MAX_WORDS {
         return Err(Refusal::Bad(format!("at most {MAX_WORDS} words")));
     }
@@ -144,7 +146,9 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     // `option.EvalFile=DATA/nets/SHA` first: `engine=NAME` still says whose default it is.
     let (words, nets) = super::nets::words::expand(st, &s.words).map_err(Refusal::Bad)?;
     let (words, engines) = super::engines::expand(st, &words)?;
-    (st.check)(&s.kind, &words, scratch.path()).map_err(Refusal::Bad)?;
+    // The opt-in of clock scaling is the server's word: the child never sees it.
+    let plain = super::nps_scale::strip(&words);
+    (st.check)(&s.kind, &plain, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let waits = waits(st, s.owner.as_deref())?;
     let run = st.db.lock().expect("db lock").insert(

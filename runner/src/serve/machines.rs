@@ -5,6 +5,7 @@
 //! to the event log once.
 
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::db::Db;
@@ -53,28 +54,80 @@ pub fn parse_nps(text: &str) -> Option<u64> {
     }
 }
 
+/// Set while this start's measure of the host's speed runs (a `--scale-nps` run waits
+/// for it).
+static MEASURING: AtomicBool = AtomicBool::new(false);
+
+/// The test hook that fixes the host's speed without a bench: read by the server only,
+/// for tests of clock scaling that must not depend on this machine's speed.
+pub const HOST_NPS_ENV: &str = "SPAR_SERVE_HOST_NPS";
+
+/// Whether the host's speed is being measured now.
+pub fn measuring() -> bool {
+    MEASURING.load(Ordering::SeqCst)
+}
+
+/// The host's bench speed as recorded (`None`: never measured, or its bench failed).
+pub fn local_nps(db: &Mutex<Db>) -> Option<u64> {
+    let host = host();
+    let machines = db.lock().expect("db lock").machines().ok()?;
+    machines.into_iter().find(|m| m.name == host)?.nps
+}
+
 /// Measures this host's `spar bench` speed once, on a thread of its own (the spar that
 /// runs the server, an argument vector), and records it; a bench that fails leaves it
-/// unknown (`–` on the machines page).
+/// unknown (`–` on the machines page). With [`HOST_NPS_ENV`] set to a number, that number
+/// is recorded and no bench runs.
 pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
+    MEASURING.store(true, Ordering::SeqCst);
     std::thread::spawn(move || {
         let host = host();
-        let out = std::env::current_exe().and_then(|exe| {
-            Command::new(exe)
-                .arg("bench")
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
+        let fixed = std::env::var(HOST_NPS_ENV)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&n| n > 0);
+        let nps = fixed.or_else(|| {
+            let out = std::env::current_exe().and_then(|exe| {
+                Command::new(exe)
+                    .arg("bench")
+                    .stdin(Stdio::null())
+                    .stderr(Stdio::null())
+                    .output()
+            });
+            out.ok()
+                .and_then(|o| parse_nps(&String::from_utf8_lossy(&o.stdout)))
         });
         // Stored quietly (the machines page shows it): the event log is for what happens
         // to runs and to the server's machines' standing.
-        if let Some(nps) = out
-            .ok()
-            .and_then(|o| parse_nps(&String::from_utf8_lossy(&o.stdout)))
-        {
+        if let Some(nps) = nps {
             let _ = db.lock().expect("db lock").set_nps(&host, nps);
         }
+        MEASURING.store(false, Ordering::SeqCst);
     });
+}
+
+/// Stores the bench speed each shard of the cluster run in `run_dir` measured on its node
+/// (`shards/I/node` and `shards/I/nps`, written when the server's coordinator asked),
+/// when it differs from the one stored.
+pub fn note_shard_nps(db: &Mutex<Db>, run_dir: &std::path::Path, shards: u64) {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    let db = db.lock().expect("db lock");
+    let known = db.machines().unwrap_or_default();
+    for i in 0..shards {
+        let node = read(crate::cluster::shard_node(run_dir, i));
+        let nps = read(crate::cluster::shard_nps(run_dir, i));
+        let (Some(node), Some(nps)) = (node, nps) else {
+            continue;
+        };
+        let (node, nps) = (node.trim(), nps.trim().parse::<u64>().ok());
+        let Some(nps) = nps.filter(|&n| n > 0) else {
+            continue;
+        };
+        let same = known.iter().any(|m| m.name == node && m.nps == Some(nps));
+        if check_name(node).is_ok() && !same {
+            let _ = db.set_nps(node, nps);
+        }
+    }
 }
 
 /// Writes each flagged shard and machine of run `run` to the event log, once.

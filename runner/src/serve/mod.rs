@@ -24,6 +24,7 @@ pub mod live;
 pub mod machines;
 pub mod nets;
 pub mod nodes;
+pub mod nps_scale;
 pub mod pages;
 pub mod residuals;
 pub mod router;
@@ -86,7 +87,8 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         scheduler::Scheduler::new(settings.cores, exe, db.clone())
             .map_err(CliError::failure)?
             .with_slurm(settings.slurm.clone())
-            .with_track(track),
+            .with_track(track)
+            .with_reference_nps(settings.reference_nps),
     );
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::failure(format!("no current directory: {e}")))?;

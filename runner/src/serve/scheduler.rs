@@ -70,6 +70,8 @@ pub struct Scheduler {
     slurm: Option<SlurmSettings>,
     /// The spar that plays report runs (`--track-spar`), when not `exe`.
     track: Option<PathBuf>,
+    /// The bench speed `--scale-nps` runs' clocks are meant for (`--reference-nps`).
+    reference_nps: Option<u64>,
 }
 
 impl Scheduler {
@@ -97,6 +99,7 @@ impl Scheduler {
             closing: AtomicBool::new(false),
             slurm: None,
             track: None,
+            reference_nps: None,
         })
     }
 
@@ -111,6 +114,17 @@ impl Scheduler {
     pub fn with_slurm(mut self, slurm: Option<SlurmSettings>) -> Scheduler {
         self.slurm = slurm;
         self
+    }
+
+    /// The same scheduler scaling `--scale-nps` runs' clocks to `reference` nps.
+    pub fn with_reference_nps(mut self, reference: Option<u64>) -> Scheduler {
+        self.reference_nps = reference;
+        self
+    }
+
+    /// The bench speed `--scale-nps` runs' clocks are meant for, when set.
+    pub fn reference_nps(&self) -> Option<u64> {
+        self.reference_nps
     }
 
     /// The Slurm backend, when on.
@@ -263,7 +277,9 @@ impl Scheduler {
             };
             // With Slurm the cluster queues the tasks: no local cores to wait for.
             let full = self.slurm.is_none() && used + cores > slots;
-            if children.contains_key(&run.id) || full {
+            // A run whose clocks are scaled waits for this start's bench of the host.
+            let scaling = super::nps_scale::wanted(&run.words) && super::machines::measuring();
+            if children.contains_key(&run.id) || full || scaling {
                 continue;
             }
             let games0 = super::live::live(&run.kind, &run.words, Path::new(&run.dir))
@@ -344,6 +360,7 @@ impl Scheduler {
             Some(_) => super::slurm::shards_of(dir).map_or(cores, |n| n as usize),
             None => cores,
         };
+        let mut scaled = None;
         let (argv, resume) = match &self.slurm {
             Some(s) => (
                 super::slurm::argv(
@@ -358,10 +375,16 @@ impl Scheduler {
             ),
             None => {
                 let resume = words::has_progress(&run.kind, dir, &run.words);
-                (
-                    words::argv(&run.kind, &run.words, dir, cores, resume),
-                    resume,
-                )
+                let host = super::machines::local_nps(&self.db);
+                let (plays, how) =
+                    super::nps_scale::for_child(&run.words, self.reference_nps, host)?;
+                if let Some(how) = how {
+                    let line = words::command_line(&run.kind, &plays, dir);
+                    let db = self.db.lock().expect("db lock");
+                    db.set_scaled(run.id, how.factor, &line)?;
+                    scaled = Some(how);
+                }
+                (words::argv(&run.kind, &plays, dir, cores, resume), resume)
             }
         };
         let log = |name: &str| {
@@ -382,6 +405,10 @@ impl Scheduler {
             .stdout(log("stdout.log")?)
             .stderr(log("stderr.log")?)
             .process_group(0);
+        if self.slurm.is_some() {
+            // Each shard benches its node (`shards/I/nps`, for the machines page).
+            cmd.env(crate::cluster::SHARD_BENCH_ENV, "1");
+        }
         // SAFETY: the closure runs in the child between fork and exec and only makes the
         // prctl system call (async-signal-safe); no allocation, no lock.
         unsafe {
@@ -408,6 +435,10 @@ impl Scheduler {
                 ""
             }
         );
+        let how = match scaled {
+            Some(s) => format!("{how}, {}", s.describe()),
+            None => how,
+        };
         eprintln!("spar serve: run {} {how}", run.id);
         let child = cmd
             .spawn()

@@ -1,7 +1,8 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-//! `behind-proxy`, `residual-threshold`, `residual-min-games`), then the flags.
+//! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`), then the
+//! flags.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,8 @@ pub struct Partial {
     pub residual_threshold: Option<f64>,
     /// …when it has played at least this many games.
     pub residual_min_games: Option<u64>,
+    /// The bench speed a `--scale-nps` run's clock is meant for.
+    pub reference_nps: Option<u64>,
 }
 
 /// fishtest's threshold: a residual beyond ±2.7 is flagged.
@@ -103,6 +106,8 @@ pub struct Settings {
     pub exposure: Exposure,
     /// When a shard's or machine's residual is flagged.
     pub residuals: Limits,
+    /// The bench speed a `--scale-nps` run's clock is meant for (`--reference-nps`).
+    pub reference_nps: Option<u64>,
 }
 
 impl Partial {
@@ -157,6 +162,14 @@ impl Settings {
         if let Some(g) = flags.residual_min_games.or(file.residual_min_games) {
             residuals.min_games = g;
         }
+        let reference_nps = flags.reference_nps.or(file.reference_nps);
+        if reference_nps == Some(0) {
+            return Err(
+                "--reference-nps 0: the bench speed (nodes per second, e.g. 2500000) a scaled \
+                 run's clock is meant for"
+                    .into(),
+            );
+        }
         let slurm = slurm_on.then(|| SlurmSettings {
             partition,
             shards: shards.unwrap_or(DEFAULT_SHARDS),
@@ -173,6 +186,7 @@ impl Settings {
             slurm,
             net_limit,
             residuals,
+            reference_nps,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
@@ -211,6 +225,21 @@ mod tests {
                 .data_dir,
             Path::new("/srv/spar")
         );
+    }
+
+    #[test]
+    fn the_reference_nps_is_read_from_the_file_and_must_be_positive() {
+        let file: Partial = toml::from_str("reference-nps = 2500000\n").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert_eq!(s.reference_nps, Some(2_500_000));
+        let none = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(none.reference_nps, None);
+        let zero = Partial {
+            reference_nps: Some(0),
+            ..Partial::default()
+        };
+        let e = Settings::resolve(Partial::default(), zero).unwrap_err();
+        assert!(e.starts_with("--reference-nps 0"), "{e}");
     }
 
     #[test]

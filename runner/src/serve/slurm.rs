@@ -39,7 +39,8 @@ pub fn argv(
     exclude: &[String],
 ) -> Vec<String> {
     let mut v = vec![kind.to_string()];
-    v.extend(words.iter().cloned());
+    // A cluster run's clocks are not scaled (refused at submission): the word never plays.
+    v.extend(super::nps_scale::strip(words));
     v.extend(words::outputs(kind, dir));
     v.extend(flags(dir, s, shards_of(dir).unwrap_or(shards)));
     v.extend(exclude_flag(exclude));

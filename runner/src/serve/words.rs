@@ -146,10 +146,10 @@ pub fn has_progress(kind: &str, dir: &Path, words: &[String]) -> bool {
 }
 
 /// The child's arguments (after the program): `KIND WORDS… OUTPUTS… --concurrency N
-/// [--resume]`.
+/// [--resume]` (without the server's `--scale-nps`).
 pub fn argv(kind: &str, words: &[String], dir: &Path, cores: usize, resume: bool) -> Vec<String> {
     let mut v = vec![kind.to_string()];
-    v.extend(words.iter().cloned());
+    v.extend(super::nps_scale::strip(words));
     v.extend(outputs(kind, dir));
     v.push("--concurrency".into());
     v.push(cores.to_string());
@@ -160,10 +160,10 @@ pub fn argv(kind: &str, words: &[String], dir: &Path, cores: usize, resume: bool
 }
 
 /// The command line a user types for the same run (shown on its page): `spar KIND WORDS…
-/// OUTPUTS…`, each word quoted for a POSIX shell where it needs it.
+/// OUTPUTS…` (without the server's `--scale-nps`), each word quoted for a POSIX shell where it needs it.
 pub fn command_line(kind: &str, words: &[String], dir: &Path) -> String {
     let mut v = vec!["spar".to_string(), kind.to_string()];
-    v.extend(words.iter().cloned());
+    v.extend(super::nps_scale::strip(words));
     v.extend(outputs(kind, dir));
     v.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }

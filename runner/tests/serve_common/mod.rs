@@ -39,6 +39,18 @@ impl Server {
         conf: Option<&str>,
         cwd: &Path,
     ) -> Server {
+        let env: Vec<(&str, &str)> = conf.map(|c| ("SLURM_CONF", c)).into_iter().collect();
+        Server::start_env(data, log, extra, &env, cwd)
+    }
+
+    /// A server with `extra` flags and the environment variables `env`, started in `cwd`.
+    pub fn start_env(
+        data: &Path,
+        log: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        cwd: &Path,
+    ) -> Server {
         let err = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -52,9 +64,7 @@ impl Server {
             .current_dir(cwd)
             .stdout(Stdio::piped())
             .stderr(err);
-        if let Some(c) = conf {
-            cmd.env("SLURM_CONF", c);
-        }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("spawn spar serve");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())

@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_approvals.sql"),
     include_str!("migrations/0007_nets.sql"),
     include_str!("migrations/0008_machines.sql"),
+    include_str!("migrations/0009_nps.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -43,6 +43,11 @@ pub struct Run {
     pub approved_at: Option<i64>,
     /// Who submitted it (`None`: a server without accounts then).
     pub owner: Option<String>,
+    /// A `--scale-nps` run's clock factor (reference nps / host nps) when its child last
+    /// started (`None`: never scaled).
+    pub nps_factor: Option<f64>,
+    /// The command line with the scaled clocks its child last started with.
+    pub scaled_command: Option<String>,
 }
 
 /// A new run's fields.
@@ -114,7 +119,7 @@ impl Filter {
 
 const COLUMNS: &str = "id, kind, words, priority, throughput, note, state, created, started, \
                        finished, exit_code, stderr_tail, dir, cwd, deleted, archived, approved_by, \
-                       approved_at, owner";
+                       approved_at, owner, nps_factor, scaled_command";
 
 fn from_row(r: &Row) -> rusqlite::Result<Run> {
     let words: String = r.get(2)?;
@@ -138,6 +143,8 @@ fn from_row(r: &Row) -> rusqlite::Result<Run> {
         approved_by: r.get(16)?,
         approved_at: r.get(17)?,
         owner: r.get(18)?,
+        nps_factor: r.get(19)?,
+        scaled_command: r.get(20)?,
     })
 }
 
@@ -282,6 +289,14 @@ impl Db {
             "UPDATE runs SET state = 'running', started = ?1, finished = NULL, exit_code = NULL \
              WHERE id = ?2",
             params![now(), id],
+        )
+    }
+
+    /// Records the clock factor and the scaled command line run `id`'s child starts with.
+    pub fn set_scaled(&self, id: i64, factor: f64, command: &str) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET nps_factor = ?1, scaled_command = ?2 WHERE id = ?3",
+            params![factor, command, id],
         )
     }
 

@@ -26,6 +26,9 @@ use crate::serve::state::{AppState, Shared};
 /// log once; `None` for a kind that plays no such games.
 pub fn of_run(st: &AppState, run: &Run, live: &Live) -> Option<Machines> {
     let dir = std::path::Path::new(&run.dir);
+    if let Some(n) = crate::serve::slurm::shards_of(dir) {
+        machines::note_shard_nps(&st.db, &crate::serve::slurm::run_dir(dir), n);
+    }
     let m = residuals::of_run(&run.kind, dir, live, &machines::host(), st.residuals)?;
     machines::note_flags(&st.db, run.id, &m);
     Some(m)
@@ -37,6 +40,14 @@ pub type Known = (Vec<Machine>, Vec<(i64, String, i64)>);
 /// The machines the server knows (the local host always among them), and the flags of
 /// the runs (run, what, when), newest first.
 pub fn known(st: &AppState) -> Known {
+    // The bench speeds the cluster runs' shards measured on their nodes.
+    let active = st.db.lock().expect("db lock").active().unwrap_or_default();
+    for run in active {
+        let rd = crate::serve::slurm::run_dir(std::path::Path::new(&run.dir));
+        if let Some(n) = crate::serve::slurm::shards_of(std::path::Path::new(&run.dir)) {
+            machines::note_shard_nps(&st.db, &rd, n);
+        }
+    }
     let db = st.db.lock().expect("db lock");
     let mut all = db.machines().unwrap_or_default();
     let host = machines::host();

@@ -241,6 +241,8 @@ mod tests {
             approved_by: None,
             approved_at: None,
             owner: None,
+            nps_factor: None,
+            scaled_command: None,
         };
         let html = rows(&[(run, Live::default())]);
         assert!(

@@ -99,6 +99,14 @@ pub fn page(
         "<h2>Command line</h2><p>The same run from the command line:</p><pre>{}</pre>",
         esc(command)
     ));
+    if let (Some(f), Some(line)) = (run.nps_factor, &run.scaled_command) {
+        b.push_str(&format!(
+            "<p>Its clocks are scaled by this host's bench speed (<code>--scale-nps</code>): \
+             \u{d7}<span id=\"nps-factor\">{f:.3}</span> (the server's reference nps / this \
+             host's). Its child last started as:</p><pre id=\"scaled-command\">{}</pre>",
+            esc(line)
+        ));
+    }
     b.push_str("<h2>Files</h2><ul>");
     for (name, bytes) in files {
         b.push_str(&format!(
