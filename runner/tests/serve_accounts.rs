@@ -7,83 +7,14 @@
 mod common;
 mod serve_common;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use serve_common::{Reply, Server};
+use serve_common::accounts::{
+    add_admin, csrf, form, get, login_with as login, server_with_admin, PASSWORD,
+};
+use serve_common::Server;
 
-const PASSWORD: &str = "s3cret-pass";
 const MATCH: &str = "--engine name=a --engine name=b --each nodes=300 --games 2";
-
-/// `spar serve --data-dir DATA --add-admin NAME` with `stdin` piped in.
-fn add_admin(data: &Path, name: &str, stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spar"))
-        .args(["serve", "--add-admin", name, "--data-dir"])
-        .arg(data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A refused name exits before it reads: the pipe may be closed by then.
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
-/// A server whose data directory has the admin `root`.
-fn server_with_admin(dir: &Path) -> Server {
-    let data = dir.join("data");
-    let o = add_admin(&data, "root", &format!("{PASSWORD}\n"));
-    common::ok(&o);
-    Server::start(&data, &dir.join("serve.log"))
-}
-
-fn form(s: &Server, path: &str, cookie: Option<&str>, body: &str) -> Reply {
-    let mut headers = vec!["Content-Type: application/x-www-form-urlencoded".to_string()];
-    if let Some(c) = cookie {
-        headers.push(format!("Cookie: spar_session={c}"));
-    }
-    s.request("POST", path, &headers, body)
-}
-
-fn get(s: &Server, path: &str, cookie: Option<&str>) -> Reply {
-    let headers: Vec<String> = cookie
-        .map(|c| format!("Cookie: spar_session={c}"))
-        .into_iter()
-        .collect();
-    s.request("GET", path, &headers, "")
-}
-
-/// Signs in: the session token of the cookie set.
-fn login(s: &Server, name: &str, password: &str) -> String {
-    let r = form(
-        s,
-        "/login",
-        None,
-        &format!("name={name}&password={password}"),
-    );
-    assert_eq!(r.code, 303, "{r:?}");
-    let cookie = r.header("set-cookie").unwrap();
-    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
-        assert!(cookie.contains(attr), "{cookie}");
-    }
-    let token = cookie
-        .strip_prefix("spar_session=")
-        .and_then(|c| c.split(';').next())
-        .unwrap();
-    assert_eq!(token.len(), 64, "{cookie}");
-    token.to_string()
-}
-
-/// The CSRF token that the pages of a session carry in their forms.
-fn csrf(s: &Server, cookie: &str) -> String {
-    let page = get(s, "/", Some(cookie)).body;
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .unwrap_or_else(|| panic!("no CSRF field: {page}"));
-    page[at + 19..at + 19 + 64].to_string()
-}
 
 fn words_field() -> String {
     MATCH.replace(' ', "+")

@@ -14,7 +14,8 @@ import sys
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    NoSuchElementException, StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -48,7 +49,22 @@ def click_and_load(d, xpath):
     """Clicks a form's button and waits for the page it leads to."""
     old = d.find_element(By.TAG_NAME, "html")
     d.find_element(By.XPATH, xpath).click()
-    WebDriverWait(d, 60).until(EC.staleness_of(old))
+    WebDriverWait(d, 60).until(lambda d: gone(old))
+
+
+def gone(element):
+    """Whether `element` left the document (its page was replaced). Chromium answers a look
+    at a node of a page being replaced with a stale-element error, or during the swap with
+    "Node with given id does not belong to the document": both mean gone."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as e:
+        if "does not belong to the document" in str(e):
+            return True
+        raise
 
 
 def fill(d, name, value):

@@ -63,21 +63,31 @@ pub fn api(s: &Server, method: &str, path: &str, token: &str, body: &str) -> (u1
     (r.code, serde_json::from_str(&r.body).unwrap_or(Value::Null))
 }
 
-/// Signs in: the session token of the cookie set.
+/// Signs in with the test password: the session token of the cookie set.
 pub fn login(s: &Server, name: &str) -> String {
+    login_with(s, name, PASSWORD)
+}
+
+/// Signs in with `password`: the session token of the cookie set (checked: `HttpOnly`,
+/// `SameSite=Strict`, `Path=/`, 64 hex digits).
+pub fn login_with(s: &Server, name: &str, password: &str) -> String {
     let r = form(
         s,
         "/login",
         None,
-        &format!("name={name}&password={PASSWORD}"),
+        &format!("name={name}&password={password}"),
     );
     assert_eq!(r.code, 303, "{r:?}");
     let cookie = r.header("set-cookie").unwrap();
-    cookie
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attr), "{cookie}");
+    }
+    let token = cookie
         .strip_prefix("spar_session=")
         .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_string()
+        .unwrap();
+    assert_eq!(token.len(), 64, "{cookie}");
+    token.to_string()
 }
 
 /// The CSRF token that the pages of a session carry in their forms.
