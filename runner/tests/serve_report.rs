@@ -71,46 +71,13 @@ fn a_report_of_an_external_engine_finishes_with_its_files() {
     }
 }
 
-/// A saved statistics file of one variant (the format `spar report --out` writes):
-/// `fired` of 100 `rfp` records are 1, and three `rfp/margin` values shifted by `shift`.
-fn fixture(name: &str, fired: u64, shift: i64) -> Value {
-    json!({
-        "format": "spar-track-stats",
-        "version": 1,
-        "variants": [{
-            "name": name,
-            "games": 4,
-            "sites": [
-                {
-                    "site": "rfp", "location": "engine/src/search/alphabeta.rs:469",
-                    "count": 100, "mean": fired as f64 / 100.0, "mean_abs": fired as f64 / 100.0,
-                    "stddev": 0.5, "min": 0, "max": 1,
-                    "exact": {"sum": fired.to_string(), "sum_abs": fired.to_string(), "sum_sq": fired.to_string()},
-                    "per_game": {"n": 100.0, "n2": 2600.0, "s": fired as f64, "s2": (fired * fired / 4) as f64, "ns": (25 * fired) as f64},
-                    "buckets": [{"lo": 0, "hi": 0, "count": 100 - fired}, {"lo": 1, "hi": 1, "count": fired}]
-                },
-                {
-                    "site": "rfp/margin", "location": "engine/src/search/alphabeta.rs:473",
-                    "count": 3, "mean": (100 + shift) as f64, "mean_abs": (100 + shift) as f64,
-                    "stddev": 40.0, "min": 3, "max": 200 + shift,
-                    "buckets": [
-                        {"lo": 3, "hi": 3, "count": 1},
-                        {"lo": 64, "hi": 79, "count": 1},
-                        {"lo": 128, "hi": 159, "count": 1}
-                    ]
-                }
-            ]
-        }]
-    })
-}
-
 #[test]
 fn a_report_of_saved_statistics_shows_the_table_and_the_histograms() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let (base, dev) = (tmp.path().join("base.json"), tmp.path().join("dev.json"));
-    std::fs::write(&base, fixture("base <b>", 30, 0).to_string()).unwrap();
-    std::fs::write(&dev, fixture("dev", 60, 10).to_string()).unwrap();
+    std::fs::write(&base, common::fixture("base <b>", 30, 0).to_string()).unwrap();
+    std::fs::write(&dev, common::fixture("dev", 60, 10).to_string()).unwrap();
     let server = Server::start(&data, &tmp.path().join("serve.log"));
     let w = json!(["--from", base, "--from", dev]);
     let (code, v) = server.json(
