@@ -114,6 +114,37 @@ fn bench_measures_either_evaluation_or_both() {
     assert_ne!(nodes(nnue.trim()), nodes(hce.trim()));
 }
 
+/// The bench signature (`spar bench` at its default depth): the node count OpenBench and a
+/// user's CI compare. A change to the search, the embedded net or the handcrafted weights
+/// that alters it must state the new numbers here and in docs/strength.md.
+#[test]
+fn bench_signature_is_pinned() {
+    let signature = |args: &str| -> String {
+        let out = ok(&run(&argv(args)));
+        let words: Vec<&str> = out.split_whitespace().collect();
+        let at = words
+            .iter()
+            .position(|w| *w == "nodes")
+            .expect("a node count");
+        words[at - 1].to_string()
+    };
+    assert_eq!(
+        signature("bench"),
+        NNUE_SIGNATURE,
+        "spar bench (the network)"
+    );
+    assert_eq!(
+        signature("bench --eval hce"),
+        HCE_SIGNATURE,
+        "spar bench --eval hce"
+    );
+}
+
+/// `spar bench` with the embedded network (issue 34: generation 2, H = 256).
+const NNUE_SIGNATURE: &str = "360142";
+/// `spar bench --eval hce`.
+const HCE_SIGNATURE: &str = "400595";
+
 /// Issue 24, class 13: one Eval/EvalFile rule for engine words, `spar bench` and datagen
 /// (and UCI: engine/src/uci.rs), with one message: a network file with the handcrafted
 /// evaluation is refused everywhere; an empty `option.EvalFile=` is the embedded net.

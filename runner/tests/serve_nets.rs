@@ -219,7 +219,7 @@ fn uploads_are_stored_once_by_sha_checked_bounded_and_listed() {
         "main",
         "same",
         &sha(&net)[..12],
-        "197404",
+        &net.len().to_string(),
         "embedded",
     ] {
         assert!(page.contains(want), "{want}: {page}");
