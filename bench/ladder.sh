@@ -8,13 +8,13 @@
 #
 # Defaults: levels "2600 2700 2800 2850", 100 games each, concurrency 1 (CONCURRENCY env).
 # ENGINE WORDS are added to spar's engine (e.g. option.EvalFile=old.nnue to measure a
-# candidate). Prints each level's summary line and writes OUT/ladder.txt.
+# candidate). Prints each level's summary line and appends it to OUT/ladder.txt.
 set -euo pipefail
 spar=$(realpath "$1"); sf=$(realpath "$2"); out=$3; levels=${4:-2600 2700 2800 2850}
 games=${5:-100}; shift $(( $# < 5 ? $# : 5 ))
 conc=${CONCURRENCY:-1}
 mkdir -p "$out"
-echo "spar $("$spar" --version 2>/dev/null | head -1) bench: $("$spar" bench 2>&1 | tail -1)" >"$out/ladder.txt"
+echo "spar $("$spar" --version 2>/dev/null | head -1) bench: $("$spar" bench 2>&1 | tail -1)" >>"$out/ladder.txt"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/ladder.txt"
 for elo in $levels; do
   res="$out/sf$elo.csv"

@@ -15,6 +15,12 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compat")
 }
 
+/// The net the fixtures' engine plays with (`{NET}` in the args): the generation-1 net that
+/// was spar's embedded one when the tools made the fixtures (README.md there).
+fn net() -> String {
+    fixtures().join("gen1.nnue").to_string_lossy().into_owned()
+}
+
 /// The clock in fastchess's last line.
 fn without_total_time(text: &str) -> String {
     text.lines()
@@ -92,7 +98,8 @@ fn golden(case: &str) {
     std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
     let args = std::fs::read_to_string(fixtures().join(format!("{case}.args")))
         .unwrap()
-        .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"));
+        .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"))
+        .replace("{NET}", &net());
     let mut argv: Vec<&str> = vec![if cutechess { "cutechess" } else { "fastchess" }];
     argv.extend(args.split_whitespace());
     argv.extend([
@@ -217,6 +224,7 @@ fn fastchess_nodes_and_seldepth_add_n_and_sd_to_each_comment() {
     let args = std::fs::read_to_string(fixtures().join("fastchess_match.args"))
         .unwrap()
         .replace("{SPAR}", env!("CARGO_BIN_EXE_spar"))
+        .replace("{NET}", &net())
         .replace("-rounds 8", "-rounds 1");
     for (file, on) in [("plain.pgn", "false"), ("both.pgn", "true")] {
         let mut argv: Vec<String> = vec!["fastchess".into()];
@@ -270,6 +278,7 @@ fn spar_match_keeps_its_own_pgn() {
     // Round tags, n= in each comment, mate scores in moves).
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixtures().join("book.epd"), dir.path().join("book.epd")).unwrap();
+    let net = format!("option.EvalFile={}", net());
     ok(&run_in(
         dir.path(),
         &[
@@ -281,6 +290,7 @@ fn spar_match_keeps_its_own_pgn() {
             "name=base",
             "--each",
             "nodes=400",
+            &net,
             "--book",
             "book.epd",
             "order=sequential",

@@ -20,8 +20,9 @@ for case in "$here"/*.args; do
     esac
     [ "$tool" = - ] && continue
     tool=$(realpath "$tool")
-    # {SPAR} in the arguments is the engine: spar's own UCI engine (`spar uci`).
-    args=$(sed "s|{SPAR}|$SPAR|g" "$case")
+    # {SPAR} in the arguments is the engine: spar's own UCI engine (`spar uci`), {NET} the
+    # net it plays with (gen1.nnue here, the embedded net when the fixtures were made).
+    args=$(sed -e "s|{SPAR}|$SPAR|g" -e "s|{NET}|$here/gen1.nnue|g" "$case")
     # shellcheck disable=SC2086
     (cd "$work" && rm -f games.pgn && QT_QPA_PLATFORM=offscreen $tool $args $pgnout >stdout.txt 2>/dev/null) || true
     # fastchess's diagnostics of the engine's output (`Warning; Bestmove does not match …`
