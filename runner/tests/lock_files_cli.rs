@@ -67,7 +67,7 @@ fn finished_runs_leave_no_lock_files() {
     ok(&run_in(
         d,
         &words(
-            "train --data g.vf --out o.nnue --hidden 16 --batch 64 --epochs 1 --threads 1 \
+            "train --data g.vf --out o.nnue --hidden 16 --batch 16 --epochs 1 --threads 1 \
              --quiet",
         ),
     ));
