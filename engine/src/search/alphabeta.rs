@@ -10,7 +10,7 @@ use crate::tablebase::Tablebases;
 use crate::track;
 use crate::types::Move;
 
-use super::history::{piece_to, History, Killers, PieceTo};
+use super::history::{piece_to, History, Killers, PieceTo, CORR_GRAIN};
 use super::legality::gives_check;
 use super::params::SearchParams;
 use super::picker::{MovePicker, OrderingContext, Stage};
@@ -286,6 +286,16 @@ impl<'a> Worker<'a> {
         eval.clamp(-TB_WIN_IN_MAX + 1, TB_WIN_IN_MAX - 1)
     }
 
+    /// `raw` (the static evaluation of `pos`) corrected by the correction history.
+    #[inline(always)]
+    fn corrected(&self, pos: &Position, raw: i32) -> i32 {
+        if self.sp.corr_weight == 0 {
+            return raw;
+        }
+        let c = self.td.history.correction(pos) * self.sp.corr_weight / (256 * CORR_GRAIN);
+        (raw + c).clamp(-TB_WIN_IN_MAX + 1, TB_WIN_IN_MAX - 1)
+    }
+
     /// Records that the position at `ply + 1` is `pos` (at `ply`) after `mv`.
     #[inline(always)]
     fn push_move(&mut self, pos: &Position, mv: Move, ply: usize) {
@@ -556,33 +566,35 @@ impl<'a> Worker<'a> {
             }
         }
 
-        // Static evaluation, sharpened by the TT score when its bound allows.
-        let (raw_eval, eval) = if in_check {
-            (EVAL_NONE, EVAL_NONE)
+        // Static evaluation (the TT keeps it raw; the search uses it corrected by the
+        // correction history), sharpened by the TT score when its bound allows.
+        let (raw_eval, static_eval, eval) = if in_check {
+            (EVAL_NONE, EVAL_NONE, EVAL_NONE)
         } else {
             let raw = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
                 _ => self.evaluate(pos, ply),
             };
-            let mut eval = raw;
+            let corrected = self.corrected(pos, raw);
+            let mut eval = corrected;
             if let Some(e) = tte {
                 if e.score.abs() < TB_WIN_IN_MAX
                     && match e.bound {
                         Bound::Exact => true,
-                        Bound::Lower => e.score > raw,
-                        Bound::Upper => e.score < raw,
+                        Bound::Lower => e.score > corrected,
+                        Bound::Upper => e.score < corrected,
                         Bound::None => false,
                     }
                 {
                     eval = e.score;
                 }
             }
-            (raw, eval)
+            (raw, corrected, eval)
         };
-        self.td.stack[ss].eval = raw_eval;
+        self.td.stack[ss].eval = static_eval;
         let improving = !in_check && {
             let before = self.td.stack[ss - 2].eval;
-            before != EVAL_NONE && raw_eval > before
+            before != EVAL_NONE && static_eval > before
         };
         self.td.stack[ss + 2].killers = Killers::default();
 
@@ -597,12 +609,12 @@ impl<'a> Worker<'a> {
             // transposition-table bound from a shallower search (a hanging piece it saw) does not
             // prune here, or a quiet sacrifice such as Morphy's Ra6 is refuted unsearched.
             if track!("rfp"; depth <= self.sp.rfp_depth
-                && raw_eval < MATE_IN_MAX
-                && raw_eval - self.sp.rfp_margin * (depth - improving as i32) >= beta)
+                && static_eval < MATE_IN_MAX
+                && static_eval - self.sp.rfp_margin * (depth - improving as i32) >= beta)
             {
-                track!("rfp/eval_minus_beta"; raw_eval - beta);
+                track!("rfp/eval_minus_beta"; static_eval - beta);
                 track!("rfp/depth"; depth);
-                return raw_eval;
+                return static_eval;
             }
 
             // Null-move pruning, verified at high depth.
@@ -835,6 +847,19 @@ impl<'a> Worker<'a> {
         } else {
             Bound::Upper
         };
+        // The static evaluation's error here teaches the correction history, when the score
+        // is exact enough to say which way it erred.
+        if !in_check
+            && self.sp.corr_weight != 0
+            && !best_move.is_some_and(|m| m.is_noisy())
+            && best_score.abs() < TB_WIN_IN_MAX
+            && !(bound == Bound::Lower && best_score <= static_eval)
+            && !(bound == Bound::Upper && best_score >= static_eval)
+        {
+            self.td
+                .history
+                .update_correction(pos, best_score - raw_eval, depth);
+        }
         // With `searchmoves` the root's best is only the best of some moves: not worth storing.
         if !root || self.sh.root_moves.is_empty() {
             self.sh
@@ -891,13 +916,14 @@ impl<'a> Worker<'a> {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
                 _ => self.evaluate(pos, ply),
             };
-            best_score = raw_eval;
+            let static_eval = self.corrected(pos, raw_eval);
+            best_score = static_eval;
             if let Some(e) = tte {
                 if e.score.abs() < TB_WIN_IN_MAX
                     && match e.bound {
                         Bound::Exact => true,
-                        Bound::Lower => e.score > raw_eval,
-                        Bound::Upper => e.score < raw_eval,
+                        Bound::Lower => e.score > static_eval,
+                        Bound::Upper => e.score < static_eval,
                         Bound::None => false,
                     }
                 {

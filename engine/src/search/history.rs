@@ -17,6 +17,23 @@ pub type PieceTo = usize;
 /// Number of piece-to indices.
 pub const PIECE_TO: usize = 12 * 64;
 
+/// Entries per side of the correction history (indexed by a hash of the pawns).
+const CORR_SIZE: usize = 16384;
+/// Correction-history values are centipawns times this.
+pub const CORR_GRAIN: i32 = 256;
+/// Largest magnitude of a correction-history value (64 cp).
+const CORR_MAX: i32 = 64 * CORR_GRAIN;
+
+/// The correction-history slot of a position's pawn structure (both colours' pawns).
+#[inline(always)]
+fn pawn_slot(pos: &Position) -> usize {
+    let white = pos.colored(Color::White, PieceType::Pawn).0;
+    let black = pos.colored(Color::Black, PieceType::Pawn).0;
+    let h = white.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ black.wrapping_mul(0xC2B2_AE3D_27D4_EB4F).rotate_left(29);
+    (h >> (64 - CORR_SIZE.trailing_zeros())) as usize
+}
+
 #[inline(always)]
 fn gravity(entry: &mut i16, bonus: i32) {
     let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
@@ -37,6 +54,9 @@ pub struct History {
     capture: [[[i16; 6]; 64]; 12],
     continuation: Box<[[i16; PIECE_TO]; PIECE_TO]>,
     counters: [Option<Move>; PIECE_TO],
+    /// `correction[side to move][pawn slot]`: the running average of (search score −
+    /// static evaluation), in centipawns × [`CORR_GRAIN`].
+    correction: Box<[[i16; CORR_SIZE]; 2]>,
 }
 
 impl Default for History {
@@ -56,6 +76,7 @@ impl History {
                 .try_into()
                 .expect("size"),
             counters: [None; PIECE_TO],
+            correction: Box::new([[0; CORR_SIZE]; 2]),
         }
     }
 
@@ -67,6 +88,26 @@ impl History {
             row.fill(0);
         }
         self.counters = [None; PIECE_TO];
+        for side in self.correction.iter_mut() {
+            side.fill(0);
+        }
+    }
+
+    /// The learnt correction of `pos`'s static evaluation, in centipawns × [`CORR_GRAIN`].
+    #[inline(always)]
+    pub fn correction(&self, pos: &Position) -> i32 {
+        self.correction[pos.side_to_move() as usize][pawn_slot(pos)] as i32
+    }
+
+    /// Moves `pos`'s correction toward `diff` (search score − static evaluation, in
+    /// centipawns), the more the deeper the search that found it.
+    #[inline]
+    pub fn update_correction(&mut self, pos: &Position, diff: i32, depth: i32) {
+        let entry = &mut self.correction[pos.side_to_move() as usize][pawn_slot(pos)];
+        let weight = (depth + 1).clamp(1, 16);
+        let target = (diff * CORR_GRAIN).clamp(-CORR_MAX, CORR_MAX);
+        let v = *entry as i32;
+        *entry = ((v * (256 - weight) + target * weight) / 256).clamp(-CORR_MAX, CORR_MAX) as i16;
     }
 
     /// Butterfly history of a quiet move.
@@ -185,6 +226,32 @@ mod tests {
         assert!(h.butterfly(Color::White, mv) >= -HISTORY_MAX);
         h.clear();
         assert_eq!(h.butterfly(Color::White, mv), 0);
+    }
+
+    #[test]
+    fn correction_follows_the_score_and_stays_bounded() {
+        let mut h = History::new();
+        let pos = Position::startpos();
+        assert_eq!(h.correction(&pos), 0);
+        for _ in 0..200 {
+            h.update_correction(&pos, 40, 15);
+        }
+        let c = h.correction(&pos);
+        assert!((38 * CORR_GRAIN..=40 * CORR_GRAIN).contains(&c), "{c}");
+        for _ in 0..200 {
+            h.update_correction(&pos, -10_000, 15);
+        }
+        let c = h.correction(&pos);
+        assert!((-CORR_MAX..=-63 * CORR_GRAIN).contains(&c), "{c}");
+        // The other side to move, and another pawn structure, are other entries.
+        let black =
+            Position::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1").unwrap();
+        assert_eq!(h.correction(&black), 0);
+        let e4 = Position::from_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1")
+            .unwrap();
+        assert_eq!(h.correction(&e4), 0);
+        h.clear();
+        assert_eq!(h.correction(&pos), 0);
     }
 
     #[test]

@@ -67,6 +67,10 @@ crate::tunable!(
 crate::tunable!(
     /// Largest history bonus.
     pub HISTORY_BONUS_MAX = search "history_bonus_max": 2400, 500..=6000, c_end 100.0, r_end 0.002);
+crate::tunable!(
+    /// Static-evaluation correction history: how much of the learnt correction is applied,
+    /// in 256ths (0: none).
+    pub CORR_WEIGHT = search "corr_weight": 256, 0..=512, c_end 16.0, r_end 0.002);
 
 /// Largest depth and move count in the reduction table.
 const LMR_SIZE: usize = 64;
@@ -112,6 +116,8 @@ pub struct SearchParams {
     pub history_bonus_base: i32,
     /// See [`HISTORY_BONUS_MAX`].
     pub history_bonus_max: i32,
+    /// See [`CORR_WEIGHT`].
+    pub corr_weight: i32,
     /// `lmr[depth][moves]`: the base late-move reduction in plies.
     lmr: Box<[[i32; LMR_SIZE]; LMR_SIZE]>,
 }
@@ -147,6 +153,7 @@ impl SearchParams {
             history_bonus_mult: p.get(&HISTORY_BONUS_MULT),
             history_bonus_base: p.get(&HISTORY_BONUS_BASE),
             history_bonus_max: p.get(&HISTORY_BONUS_MAX),
+            corr_weight: p.get(&CORR_WEIGHT),
             lmr,
         }
     }
