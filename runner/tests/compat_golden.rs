@@ -291,6 +291,8 @@ fn spar_match_keeps_its_own_pgn() {
             "--each",
             "nodes=400",
             &net,
+            // The search the fixtures were played with (see the fixtures' README).
+            "option.corr_weight=0",
             "--book",
             "book.epd",
             "order=sequential",

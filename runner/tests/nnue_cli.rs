@@ -141,9 +141,9 @@ fn bench_signature_is_pinned() {
 }
 
 /// `spar bench` with the embedded network (issue 34: generation 2, H = 256).
-const NNUE_SIGNATURE: &str = "360142";
+const NNUE_SIGNATURE: &str = "410991";
 /// `spar bench --eval hce`.
-const HCE_SIGNATURE: &str = "400595";
+const HCE_SIGNATURE: &str = "389221";
 
 /// Issue 24, class 13: one Eval/EvalFile rule for engine words, `spar bench` and datagen
 /// (and UCI: engine/src/uci.rs), with one message: a network file with the handcrafted
