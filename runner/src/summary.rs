@@ -302,17 +302,27 @@ pub fn status_line(tally: &Tally, sprt: Option<&Sprt>, names: [&str; 2]) -> Stri
     };
     let e = sample.estimate();
     let g = &tally.games;
+    // No spread yet (no games, or only draws): nElo is undefined, said so rather than "nan";
+    // `+ 0.0` turns a negative zero into a plain one.
+    let nelo = if e.nelo.is_nan() {
+        "n/a".to_string()
+    } else {
+        format!(
+            "{} ± {}",
+            format::number(e.nelo + 0.0, 1),
+            format::number(e.nelo_error, 1)
+        )
+    };
     let mut s = format!(
-        "{} vs {}: W-L-D {}-{}-{}  Elo {} ± {}  nElo {} ± {}  Ptnml {:?}",
+        "{} vs {}: W-L-D {}-{}-{}  Elo {} ± {}  nElo {}  Ptnml {:?}",
         names[0],
         names[1],
         g.wins,
         g.losses,
         g.draws,
-        format::number(e.elo, 1),
+        format::number(e.elo + 0.0, 1),
         format::number(e.elo_error, 1),
-        format::number(e.nelo, 1),
-        format::number(e.nelo_error, 1),
+        nelo,
         tally.pairs.0
     );
     if let Some(sp) = sprt {
@@ -332,4 +342,32 @@ pub fn status_line(tally: &Tally, sprt: Option<&Sprt>, names: [&str; 2]) -> Stri
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(w: u64, d: u64, l: u64, pairs: [u64; 5]) -> Tally {
+        Tally {
+            games: Trinomial {
+                wins: w,
+                draws: d,
+                losses: l,
+            },
+            pairs: Pentanomial::new(pairs),
+            ..Tally::default()
+        }
+    }
+
+    #[test]
+    fn status_line_says_n_a_for_an_undefined_nelo_and_no_negative_zero() {
+        let line = status_line(&tally(0, 2, 0, [0, 0, 1, 0, 0]), None, ["dev", "base"]);
+        assert_eq!(
+            line,
+            "dev vs base: W-L-D 0-0-2  Elo 0.0 ± 0.0  nElo n/a  Ptnml [0, 0, 1, 0, 0]"
+        );
+        let line = status_line(&tally(3, 2, 1, [0, 1, 0, 1, 1]), None, ["a", "b"]);
+        assert!(line.contains("nElo ") && !line.contains("n/a"), "{line}");
+    }
 }
