@@ -1295,7 +1295,7 @@ fn a_sharded_tune_verifies_its_values_and_a_bad_set_ends_h0() {
     let o = run_at(
         d,
         &conf,
-        "tune --params bad.txt --each nodes=400 --iterations 2 --pairs-per-iteration 2 --seed 12 \
+        "tune --params bad.txt --each nodes=400 --iterations 2 --pairs-per-iteration 2 --seed 8 \
          --verify-elo1 40 --slurm --run-dir run --shards 2 --cpus-per-shard 1 --csv s.csv --quiet",
     );
     let out = ok(&o);
