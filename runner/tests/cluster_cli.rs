@@ -1290,7 +1290,7 @@ fn a_sharded_tune_verifies_its_values_and_a_bad_set_ends_h0() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Huge steps slam the parameters to their bounds after two iterations; with this seed
-    // they land at the far ends of their ranges, far weaker at a node limit.
+    // they land at the far ends of their ranges, weaker at a node limit.
     std::fs::write(d.join("bad.txt"), BAD_SET).unwrap();
     let o = run_at(
         d,
