@@ -662,6 +662,64 @@ impl<'a> Worker<'a> {
             }
         }
 
+        // ProbCut: a good capture that beats beta by a margin in quiescence and then in a
+        // search 4 plies shallower makes a cutoff here likely enough to take.
+        let pc_beta = beta + self.sp.probcut_margin;
+        if !PV
+            && !in_check
+            && depth >= self.sp.probcut_depth
+            && beta.abs() < TB_WIN_IN_MAX
+            && !tte.is_some_and(|e| e.depth >= depth - 3 && e.score < pc_beta)
+        {
+            let mut picker = MovePicker::new_qsearch(pos, tt_move);
+            loop {
+                let mv = {
+                    let ctx = OrderingContext {
+                        history: &self.td.history,
+                        conts: [None, None],
+                    };
+                    picker.next(pos, &ctx)
+                };
+                let Some(mv) = mv else { break };
+                if !see_ge(pos, mv, pc_beta - static_eval) {
+                    continue;
+                }
+                let mut child = pos.clone();
+                child.play_mut(mv);
+                self.push_move(pos, mv, ply);
+                self.td.stack[ss].piece_to = Some(piece_to(pos, mv));
+                self.td.keys.push(child.key());
+                let mut score = -self.qsearch::<false>(&child, -pc_beta, -pc_beta + 1, ply + 1);
+                if score >= pc_beta && !self.stopped {
+                    score = -self.negamax::<false>(
+                        &child,
+                        -pc_beta,
+                        -pc_beta + 1,
+                        depth - 4,
+                        ply + 1,
+                        !cut_node,
+                    );
+                }
+                self.td.keys.pop();
+                if self.stopped {
+                    return 0;
+                }
+                if track!("probcut/cutoff"; score >= pc_beta) {
+                    self.sh.tt.store(
+                        key,
+                        ply,
+                        Some(mv),
+                        score,
+                        raw_eval,
+                        depth - 3,
+                        Bound::Lower,
+                        PV,
+                    );
+                    return score;
+                }
+            }
+        }
+
         let conts = [
             self.td.stack[ss - 1].piece_to,
             self.td.stack[ss - 2].piece_to,
@@ -704,6 +762,11 @@ impl<'a> Worker<'a> {
                     let lmp = (self.sp.lmp_base + depth * depth) / (2 - improving as i32);
                     if track!("lmp"; moves as i32 >= lmp) {
                         picker.skip_quiets();
+                        continue;
+                    }
+                    if track!("history_prune"; depth <= self.sp.hist_prune_depth
+                        && hist < -self.sp.hist_prune_margin * depth)
+                    {
                         continue;
                     }
                     let checks = gives_check(pos, mv);

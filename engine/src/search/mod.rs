@@ -468,7 +468,7 @@ impl Searcher {
                 .as_mut_slice()
                 .sort_by_key(|m| !root_moves.contains(m));
         }
-        let bounds = timeman::bounds(limits, pos.side_to_move());
+        let bounds = timeman::bounds(limits, pos.side_to_move(), self.search_params.time);
         let counters: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
         let tbhits: Vec<AtomicU64> = (0..self.threads.len()).map(|_| AtomicU64::new(0)).collect();
         let abort = AtomicBool::new(false);
@@ -584,6 +584,34 @@ mod tests {
                     .is_some_and(|m| pos.legal_moves().contains(m)));
             }
         }
+    }
+
+    /// ProbCut and history pruning (off by default) search legal moves, with every NNUE
+    /// evaluation of their extra searches checked against a refresh, and change the search.
+    #[test]
+    fn probcut_and_history_pruning_search_soundly() {
+        let limits = Limits {
+            depth: Some(7),
+            ..Limits::default()
+        };
+        let mut on = Params::defaults();
+        on.set("probcut_depth", 4).unwrap();
+        on.set("hist_prune_depth", 3).unwrap();
+        let mut nodes = [0u64; 2];
+        for (i, params) in [Params::defaults(), on].into_iter().enumerate() {
+            let mut searcher = Searcher::new(params);
+            searcher.set_evaluation(Evaluation::Nnue);
+            for fen in crate::bench::POSITIONS.iter().step_by(4) {
+                let pos = Position::from_fen(fen).unwrap();
+                searcher.clear();
+                let result = searcher.search(&pos, &[], &limits, &mut |_| {});
+                assert!(result
+                    .best_move
+                    .is_some_and(|m| pos.legal_moves().contains(m)));
+                nodes[i] += result.nodes;
+            }
+        }
+        assert_ne!(nodes[0], nodes[1], "the two techniques change no node");
     }
 
     #[test]

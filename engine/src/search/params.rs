@@ -3,6 +3,8 @@
 
 use crate::params::Params;
 
+use super::timeman::TimeShares;
+
 crate::tunable!(
     /// Initial half-width of the aspiration window (cp).
     pub ASP_WINDOW = search "asp_window": 20, 5..=100, c_end 2.0, r_end 0.002);
@@ -72,6 +74,23 @@ crate::tunable!(
     /// in 256ths (0: none).
     pub CORR_WEIGHT = search "corr_weight": 256, 0..=512, c_end 16.0, r_end 0.002);
 
+crate::tunable!(
+    /// History pruning of quiet moves: deepest depth at which a quiet move with a bad
+    /// history is skipped (0: off, the default until its SPRT passes).
+    pub HIST_PRUNE_DEPTH = search "hist_prune_depth": 0, 0..=6, c_end 0.5, r_end 0.002);
+crate::tunable!(
+    /// History pruning of quiet moves: a quiet move whose history is below
+    /// `-hist_prune_margin · depth` is skipped.
+    pub HIST_PRUNE_MARGIN = search "hist_prune_margin": 3000, 500..=10000, c_end 250.0, r_end 0.002);
+crate::tunable!(
+    /// ProbCut: shallowest depth at which it is tried (100: off, the default until its
+    /// SPRT passes).
+    pub PROBCUT_DEPTH = search "probcut_depth": 100, 3..=100, c_end 0.5, r_end 0.002);
+crate::tunable!(
+    /// ProbCut: how far above beta (cp) a capture must score, in quiescence and then in a
+    /// search 4 plies shallower, to cut the node.
+    pub PROBCUT_MARGIN = search "probcut_margin": 200, 50..=500, c_end 15.0, r_end 0.002);
+
 /// Largest depth and move count in the reduction table.
 const LMR_SIZE: usize = 64;
 
@@ -118,6 +137,16 @@ pub struct SearchParams {
     pub history_bonus_max: i32,
     /// See [`CORR_WEIGHT`].
     pub corr_weight: i32,
+    /// See [`HIST_PRUNE_DEPTH`].
+    pub hist_prune_depth: i32,
+    /// See [`HIST_PRUNE_MARGIN`].
+    pub hist_prune_margin: i32,
+    /// See [`PROBCUT_DEPTH`].
+    pub probcut_depth: i32,
+    /// See [`PROBCUT_MARGIN`].
+    pub probcut_margin: i32,
+    /// The clock's shares (time management).
+    pub time: TimeShares,
     /// `lmr[depth][moves]`: the base late-move reduction in plies.
     lmr: Box<[[i32; LMR_SIZE]; LMR_SIZE]>,
 }
@@ -154,6 +183,11 @@ impl SearchParams {
             history_bonus_base: p.get(&HISTORY_BONUS_BASE),
             history_bonus_max: p.get(&HISTORY_BONUS_MAX),
             corr_weight: p.get(&CORR_WEIGHT),
+            hist_prune_depth: p.get(&HIST_PRUNE_DEPTH),
+            hist_prune_margin: p.get(&HIST_PRUNE_MARGIN),
+            probcut_depth: p.get(&PROBCUT_DEPTH),
+            probcut_margin: p.get(&PROBCUT_MARGIN),
+            time: TimeShares::new(p),
             lmr,
         }
     }
