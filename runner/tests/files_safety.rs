@@ -493,6 +493,38 @@ fn resume_repairs_the_pgn_and_the_dump_to_the_csv() {
     std::fs::remove_file(c.path("r.csv.run.json")).unwrap();
     usage_error(&c.play(4, true, None), "they are not the same run's files");
     assert_eq!(bytes(&c.path("g.pgn")), pgn);
+
+    // A PGN that is not there at all (a wrong path, a file left on another machine) is
+    // refused: the CSV's finished pairs are kept, not dropped to be played again.
+    let d = MatchRun {
+        dir: dir.path().join("d"),
+    };
+    std::fs::create_dir(&d.dir).unwrap();
+    ok(&d.play(2, false, None));
+    let csv = bytes(&d.path("r.csv"));
+    std::fs::rename(d.path("g.pgn"), d.path("moved.pgn")).unwrap();
+    usage_error(
+        &d.play(4, true, None),
+        "does not exist, but the results file",
+    );
+    assert_eq!(
+        bytes(&d.path("r.csv")),
+        csv,
+        "the results file is unchanged"
+    );
+    assert!(!d.path("g.pgn").exists(), "no PGN is created");
+    std::fs::rename(d.path("moved.pgn"), d.path("g.pgn")).unwrap();
+    // The same for the position dump.
+    std::fs::rename(d.path("d.vf"), d.path("moved.vf")).unwrap();
+    usage_error(&d.play(4, true, None), "--dump-positions");
+    assert_eq!(
+        bytes(&d.path("r.csv")),
+        csv,
+        "the results file is unchanged"
+    );
+    std::fs::rename(d.path("moved.vf"), d.path("d.vf")).unwrap();
+    ok(&d.play(4, true, None));
+    assert!(d.files() == want, "files differ from the uninterrupted run");
 }
 
 #[test]

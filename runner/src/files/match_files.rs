@@ -13,7 +13,9 @@
 //!   that never reached the CSV, are dropped);
 //! - if the PGN or the dump holds fewer games than the CSV (lost after a crash of the
 //!   machine), the missing games cannot be rebuilt: the CSV is cut back to the pairs that
-//!   every file holds, and those pairs are played again.
+//!   every file holds, and those pairs are played again;
+//! - a PGN or dump that does not exist at all while the CSV holds finished pairs is a wrong
+//!   path, not a crash: the resume is refused and nothing is changed.
 
 use std::path::Path;
 
@@ -67,6 +69,19 @@ pub type PgnFormat = Box<
         + Send,
 >;
 
+/// The refusal of a `--resume` whose PGN or position dump does not exist while the results
+/// file holds finished pairs: most likely a wrong path, and going on would drop those pairs'
+/// results to play them again.
+fn missing_file(flag: &str, path: &Path, results: Option<&Path>, committed: u64) -> String {
+    let results = results.map_or(String::new(), |r| r.display().to_string());
+    format!(
+        "--resume: {flag} {} does not exist, but the results file {results} holds {committed} finished \
+         pairs whose games it should hold: give the run's own {flag} file (nothing was changed); \
+         to play the run again from its first pair, start a new --results file",
+        path.display()
+    )
+}
+
 /// The files a match appends to.
 pub struct MatchFiles {
     pgn: Option<PgnWriter>,
@@ -106,7 +121,12 @@ impl MatchFiles {
                 Ok(m) if !m.is_file() => Vec::new(),
                 _ => match std::fs::read(p) {
                     Ok(t) => t,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        if o.resume && committed > 0 {
+                            return Err(missing_file("--pgnout", p, o.results, committed));
+                        }
+                        Vec::new()
+                    }
                     Err(e) => return Err(format!("cannot read --pgnout {}: {e}", p.display())),
                 },
             };
@@ -142,6 +162,14 @@ impl MatchFiles {
         let mut dump_spec = None;
         if let (true, Some(words)) = (o.resume, o.dump) {
             let spec = parse_spec(words)?;
+            if committed > 0 && !spec.path.exists() {
+                return Err(missing_file(
+                    "--dump-positions",
+                    &spec.path,
+                    o.results,
+                    committed,
+                ));
+            }
             let held = complete_games(&spec.path, spec.format)
                 .map_err(|e| format!("--dump-positions: {e}"))?;
             // A kill leaves the dump at most a pair ahead of the results file.
