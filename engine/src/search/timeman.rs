@@ -13,11 +13,11 @@ use super::Limits;
 
 crate::tunable!(
     /// Time management: the moves still to play assumed when the clock has no `movestogo`.
-    pub TM_MOVES_TO_GO = search "tm_moves_to_go": 30, 10..=60, c_end 2.0, r_end 0.002);
+    pub TM_MOVES_TO_GO = search "tm_moves_to_go": 20, 10..=60, c_end 2.0, r_end 0.002);
 crate::tunable!(
     /// Time management: the soft bound in hundredths of the ideal time per move
     /// (time left / moves to go + ¾ of the increment).
-    pub TM_SOFT_PCT = search "tm_soft_pct": 60, 20..=200, c_end 5.0, r_end 0.002);
+    pub TM_SOFT_PCT = search "tm_soft_pct": 75, 20..=200, c_end 5.0, r_end 0.002);
 crate::tunable!(
     /// Time management: the hard bound in hundredths of the ideal time per move (at most
     /// ¾ of the time left).
