@@ -194,10 +194,12 @@ fn every_kind_of_action_is_logged_when_done() {
         assert_eq!(r.code, 401, "{r:?}");
     }
     // Runs: a trusted user's run needs no approval.
-    let long = "--engine+name=a+--engine+name=b+--each+nodes=300+--games+200";
+    // Long enough that it cannot end before the stop below arrives, even on a loaded machine.
+    let long = "--engine+name=a+--engine+name=b+--each+nodes=300+--games+100000";
     let id = submit(&server, &ann, long);
     assert_ne!(state(&server.run(id)), "pending-approval");
-    assert_eq!(ann.post(&server, &format!("/runs/{id}/stop"), "").code, 303);
+    let r = ann.post(&server, &format!("/runs/{id}/stop"), "");
+    assert_eq!(r.code, 303, "{r:?} run {}", server.run(id));
     assert_eq!(
         ann.post(&server, &format!("/runs/{id}/resume"), "").code,
         303
