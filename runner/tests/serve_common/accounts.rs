@@ -123,6 +123,21 @@ impl Session {
         form(s, path, Some(&self.cookie), &body)
     }
 
+    /// A URL-encoded form request of this session with any method (its CSRF token added
+    /// to `body`).
+    pub fn post_with(&self, s: &Server, method: &str, path: &str, body: &str) -> Reply {
+        let headers = [
+            "Content-Type: application/x-www-form-urlencoded".to_string(),
+            format!("Cookie: spar_session={}", self.cookie),
+        ];
+        s.request(
+            method,
+            path,
+            &headers,
+            &format!("{body}&csrf={}", self.csrf),
+        )
+    }
+
     /// A new API token of this session's account.
     pub fn token(&self, s: &Server) -> String {
         let r = self.post(s, "/account/tokens", "label=test");

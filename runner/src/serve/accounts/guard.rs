@@ -1,16 +1,23 @@
 //! The one middleware every request passes (`router.rs` layers it over the whole router,
 //! so a route added later is covered without a line of its own). It finds the caller —
 //! the session cookie or `Authorization: Bearer TOKEN` — and puts a [`Caller`] in the
-//! request's extensions. On a server with accounts (an active admin exists), a
-//! state-changing request (any method but GET, HEAD, OPTIONS) other than `/login` and
-//! `/signup`:
+//! request's extensions. A state-changing request (any method but GET, HEAD, OPTIONS):
+//!
+//! - made cross-site by a browser (`Sec-Fetch-Site`, else `Origin`) is refused (403), on
+//!   every server: sign-in and sign-up included (no login CSRF);
+//! - on a server whose accounts have no active admin, is refused (503) but for signing in
+//!   and out, until `spar serve --add-admin` makes one: a server with accounts never falls
+//!   back to the one-person mode.
+//!
+//! On a server with accounts, a state-changing request other than `/login` and `/signup`:
 //!
 //! - needs an account: 401 on the API (`/api/…`), a redirect to `/login` on a page;
 //! - made with the session cookie, needs the session's CSRF token: the form field `csrf`
 //!   (URL-encoded forms), the header `X-CSRF-Token`, or the query parameter `csrf`
-//!   (403 otherwise); API tokens need none (a browser never sends them by itself);
-//! - on a run (`/runs/ID/…`, `/api/runs/ID…`), needs the run's owner, an approver or an
-//!   admin (403 otherwise).
+//!   (403 otherwise); API tokens need none (a browser never sends them by itself).
+//!
+//! A run's owner is checked by the run routes' extractor ([`super::run_access::OwnRun`]),
+//! which reads the run id exactly as the handler gets it.
 //!
 //! And on such a server every HTML page it answers is given, for a signed-in session, the
 //! CSRF field in each `<form method="post">` (so forms added to any page later carry it
@@ -24,7 +31,7 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 
-use super::{csrf_of, token_hash, Caller, COOKIE};
+use super::{csrf_of, same_origin, token_hash, Caller, COOKIE};
 use crate::serve::pages::html::{esc, layout, ACCOUNT_MARK};
 use crate::serve::state::Shared;
 
@@ -35,26 +42,32 @@ const PAGE_LIMIT: usize = 64 << 20;
 /// The paths anyone may post to: signing in and signing up.
 const OPEN: &[&str] = &["/login", "/signup"];
 
+/// The paths posted to while a server with accounts has no admin: signing in and out.
+const NO_ADMIN_OPEN: &[&str] = &["/login", "/logout"];
+
 /// The middleware (see the module's documentation).
 pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Response {
     let session = cookie(req.headers(), COOKIE);
     let bearer = bearer(req.headers());
     let found = {
         let db = st.db.lock().expect("db lock");
-        db.has_admin().and_then(|accounts| {
+        db.accounts().and_then(|(accounts, admin)| {
             if !accounts {
-                return Ok((false, None, None));
+                return Ok((false, false, None, None));
             }
             if let Some(t) = &bearer {
-                return Ok((true, db.token_user(&token_hash(t))?, None));
+                return Ok((true, admin, db.token_user(&token_hash(t))?, None));
             }
             match &session {
-                Some(s) => Ok((true, db.session_user(&token_hash(s))?, Some(csrf_of(s)))),
-                None => Ok((true, None, None)),
+                Some(s) => {
+                    let user = db.session_user(&token_hash(s))?;
+                    Ok((true, admin, user, Some(csrf_of(s))))
+                }
+                None => Ok((true, admin, None, None)),
             }
         })
     };
-    let (accounts, user, csrf) = match found {
+    let (accounts, admin, user, csrf) = match found {
         Ok(f) => f,
         Err(e) => return refuse(req.uri().path(), StatusCode::INTERNAL_SERVER_ERROR, &e),
     };
@@ -65,6 +78,21 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
     };
     let path = req.uri().path().to_string();
     let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if changes {
+        if let Some(why) = same_origin::cross_site(req.headers()) {
+            let m = format!(
+                "a cross-site request ({why}) is refused: send the form from this server's own                  pages"
+            );
+            return refuse(&path, StatusCode::FORBIDDEN, &m);
+        }
+    }
+    if accounts && !admin && changes && !NO_ADMIN_OPEN.contains(&path.as_str()) {
+        return refuse(
+            &path,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this server has accounts but no active admin: every change is refused until one              is made with `spar serve --data-dir DIR --add-admin NAME`",
+        );
+    }
     if accounts && changes && !OPEN.contains(&path.as_str()) {
         if bearer.is_some() && caller.user.is_none() {
             return refuse(
@@ -73,7 +101,7 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                 "the API token is unknown or revoked: make one on /account",
             );
         }
-        let Some(user) = &caller.user else {
+        if caller.user.is_none() {
             if path.starts_with("/api/") {
                 return refuse(
                     &path,
@@ -83,7 +111,7 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                 );
             }
             return Redirect::to("/login").into_response();
-        };
+        }
         if let Some(expected) = &caller.csrf {
             let (sent, rebuilt) = sent_csrf(req).await;
             req = match rebuilt {
@@ -97,28 +125,6 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                     "the request's CSRF token is missing or wrong: reload the page and send \
                      the form again (scripts: send the header X-CSRF-Token)",
                 );
-            }
-        }
-        if let Some(id) = run_of(&path) {
-            if !caller.acts_on_any_run() {
-                let owner = st.db.lock().expect("db lock").run_owner(id);
-                match owner {
-                    Ok(Some(owner)) if owner.as_deref() != Some(user.name.as_str()) => {
-                        let whose = match owner {
-                            Some(o) => format!("run {id} is {o}'s"),
-                            None => format!("run {id} was submitted before accounts"),
-                        };
-                        return refuse(
-                            &path,
-                            StatusCode::FORBIDDEN,
-                            &format!(
-                                "{whose}: only its owner, an approver or an admin may change it"
-                            ),
-                        );
-                    }
-                    Err(e) => return refuse(&path, StatusCode::INTERNAL_SERVER_ERROR, &e),
-                    _ => {}
-                }
             }
         }
     }
@@ -213,13 +219,6 @@ fn field(encoded: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
-/// The run a path acts on: `/runs/ID/…` or `/api/runs/ID…`.
-fn run_of(path: &str) -> Option<i64> {
-    let rest = path.strip_prefix("/api").unwrap_or(path);
-    let mut parts = rest.strip_prefix("/runs/")?.split('/');
-    parts.next()?.parse().ok()
-}
-
 /// The navigation's account links: the account, the users page for an admin, sign out;
 /// or sign in and sign up.
 fn account_links(caller: &Caller) -> String {
@@ -307,16 +306,6 @@ mod tests {
         assert!(out.contains("<form action=\"/search\"></form><FORM"));
         assert!(out.contains(&format!("action=/b>{field}")));
         assert_eq!(with_csrf("<form method=post", "t"), "<form method=post");
-    }
-
-    #[test]
-    fn the_run_of_a_path() {
-        assert_eq!(run_of("/runs/12/stop"), Some(12));
-        assert_eq!(run_of("/api/runs/7"), Some(7));
-        assert_eq!(run_of("/api/runs/7/note"), Some(7));
-        assert_eq!(run_of("/runs"), None);
-        assert_eq!(run_of("/api/runs"), None);
-        assert_eq!(run_of("/engines"), None);
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! (argon2id, random salt), session and API tokens (random, stored as SHA-256 hashes), the
 //! names and roles an account may have, and `spar serve --add-admin`. [`guard`] is the one
 //! middleware that every request passes: it finds the caller and refuses what they may not
-//! do.
+//! do; [`run_access`] reads a run route's id and checks its owner; [`hashing`] bounds the
+//! password hashes computed at once.
 
 pub mod guard;
+pub mod hashing;
+pub mod run_access;
+pub mod same_origin;
 
 use std::path::Path;
 
@@ -35,7 +39,8 @@ pub struct Caller {
     pub user: Option<User>,
     /// The session's CSRF token, when the account came by its session cookie.
     pub csrf: Option<String>,
-    /// Whether the server has accounts (an active admin exists).
+    /// Whether the server has accounts (any account exists: it then never acts as the
+    /// one-person mode, even when no admin is left).
     pub accounts: bool,
 }
 

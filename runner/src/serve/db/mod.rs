@@ -27,7 +27,13 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_nets.sql"),
     include_str!("migrations/0008_machines.sql"),
     include_str!("migrations/0009_nps.sql"),
+    include_str!("migrations/0010_engine_owners.sql"),
+    include_str!("migrations/0011_accounts_security.sql"),
 ];
+
+/// The index in [`MIGRATIONS`] of the migration that makes account names unique without
+/// regard to case.
+const NOCASE_NAMES: usize = 10;
 
 /// The schema version this binary writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -69,6 +75,10 @@ impl Db {
             ));
         }
         let mut db = Db { conn };
+        if version <= NOCASE_NAMES as i64 {
+            db.check_case_collisions()
+                .map_err(|e| format!("{shown}: {e}"))?;
+        }
         db.migrate(version).map_err(damaged)?;
         Ok(db)
     }
@@ -82,6 +92,44 @@ impl Db {
             tx.commit()?;
         }
         Ok(())
+    }
+
+    /// Before names become unique without regard to case: refused, naming them, when
+    /// accounts differ only in case (which one to keep is the admin's choice, not ours).
+    fn check_case_collisions(&self) -> Result<(), String> {
+        let has_users: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' \
+                 AND name = 'users')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| e.to_string())?;
+        if !has_users {
+            return Ok(());
+        }
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT group_concat(name, ', ') FROM users GROUP BY lower(name) \
+                 HAVING count(*) > 1 ORDER BY lower(name)",
+            )
+            .map_err(|e| e.to_string())?;
+        let groups: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| e.to_string())?;
+        if groups.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "account names must now be unique without regard to case, and these differ only \
+             in case: {}. Keep one of each with this spar's previous version (or remove the \
+             others with `sqlite3 spar.db \"DELETE FROM users WHERE name = 'NAME'\"` while \
+             the server is stopped), then start this one",
+            groups.join("; ")
+        ))
     }
 
     /// The schema version of the open database.
@@ -133,6 +181,43 @@ mod tests {
         std::fs::write(&path, vec![b'x'; 8192]).unwrap();
         let err = Db::open(&path).err().unwrap();
         assert!(err.contains("not a readable spar serve database"), "{err}");
+    }
+
+    #[test]
+    fn accounts_that_differ_only_in_case_stop_the_migration_and_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spar.db");
+        let conn = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..NOCASE_NAMES] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", NOCASE_NAMES as i64)
+            .unwrap();
+        for name in ["root", "ROOT", "bob", "Bob", "ann"] {
+            conn.execute(
+                "INSERT INTO users (name, hash, role, state, created) VALUES (?1, 'h', 'user', 'active', 0)",
+                [name],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let err = Db::open(&path).err().unwrap();
+        assert!(
+            err.contains("Bob, bob") || err.contains("bob, Bob"),
+            "{err}"
+        );
+        assert!(err.contains("ROOT") && err.contains("root"), "{err}");
+        assert!(!err.contains("ann"), "{err}");
+        // Nothing was changed: the version is the old one.
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, NOCASE_NAMES as i64);
+        conn.execute("DELETE FROM users WHERE name IN ('ROOT', 'Bob')", [])
+            .unwrap();
+        drop(conn);
+        assert_eq!(Db::open(&path).unwrap().version(), VERSION);
     }
 
     #[test]

@@ -20,10 +20,6 @@ pub struct User {
     /// `pending` (cannot sign in) or `active`.
     pub state: String,
     pub created: i64,
-    /// Failed sign-ins in a row.
-    pub failed_logins: i64,
-    /// No sign-in is tried before this Unix time.
-    pub locked_until: i64,
     /// Whether an admin trusts the account: its runs need no approval.
     pub trusted: bool,
 }
@@ -43,7 +39,7 @@ fn db_err(e: rusqlite::Error) -> String {
     format!("database: {e}")
 }
 
-const COLUMNS: &str = "id, name, hash, role, state, created, failed_logins, locked_until, trusted";
+const COLUMNS: &str = "id, name, hash, role, state, created, trusted";
 
 fn from_row(r: &Row) -> rusqlite::Result<User> {
     Ok(User {
@@ -53,14 +49,25 @@ fn from_row(r: &Row) -> rusqlite::Result<User> {
         role: r.get(3)?,
         state: r.get(4)?,
         created: r.get(5)?,
-        failed_logins: r.get(6)?,
-        locked_until: r.get(7)?,
-        trusted: r.get(8)?,
+        trusted: r.get(6)?,
     })
 }
 
 impl Db {
-    /// Whether an active admin exists: the server then has accounts.
+    /// Whether any account exists (the server has accounts, admin or not) and whether an
+    /// active admin does.
+    pub fn accounts(&self) -> Result<(bool, bool)> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM users), \
+                 EXISTS (SELECT 1 FROM users WHERE role = 'admin' AND state = 'active')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db_err)
+    }
+
+    /// Whether an active admin exists.
     pub fn has_admin(&self) -> Result<bool> {
         self.conn
             .query_row(
@@ -71,7 +78,8 @@ impl Db {
             .map_err(db_err)
     }
 
-    /// Stores a new account; `Ok(None)` when the name is taken.
+    /// Stores a new account; `Ok(None)` when the name is taken (in any case: `Bob` is taken
+    /// by `bob`).
     pub fn add_user(
         &self,
         name: &str,
@@ -93,11 +101,11 @@ impl Db {
         self.user(name)
     }
 
-    /// The account `name`.
+    /// The account `name`, in any case (names are unique without regard to it).
     pub fn user(&self, name: &str) -> Result<Option<User>> {
         self.conn
             .query_row(
-                &format!("SELECT {COLUMNS} FROM users WHERE name = ?1"),
+                &format!("SELECT {COLUMNS} FROM users WHERE name = ?1 COLLATE NOCASE"),
                 [name],
                 from_row,
             )
@@ -117,22 +125,59 @@ impl Db {
         rows.collect::<rusqlite::Result<_>>().map_err(db_err)
     }
 
-    /// Sets an account's state and role; false when there is no such account.
-    pub fn set_user(&self, name: &str, role: &str, state: &str) -> Result<bool> {
-        self.conn
-            .execute(
-                "UPDATE users SET role = ?2, state = ?3 WHERE name = ?1",
-                params![name, role, state],
+    /// Sets account `name`'s role and makes it active, as admin `by` asks, in one
+    /// transaction that keeps an admin: refused when `by` is no longer an active admin, or
+    /// when the change would leave no active admin (two admins demoting each other at once
+    /// leave exactly one).
+    pub fn set_role(&self, by: &str, name: &str, role: &str) -> Result<RoleChange> {
+        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
+        let admins = "SELECT count(*) FROM users WHERE role = 'admin' AND state = 'active'";
+        let by_admin: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM users WHERE name = ?1 COLLATE NOCASE \
+                 AND role = 'admin' AND state = 'active')",
+                [by],
+                |r| r.get(0),
             )
-            .map(|n| n > 0)
-            .map_err(db_err)
+            .map_err(db_err)?;
+        if !by_admin {
+            return Ok(RoleChange::NotAdmin);
+        }
+        let Some(before) = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM users WHERE name = ?1 COLLATE NOCASE"),
+                [name],
+                from_row,
+            )
+            .optional()
+            .map_err(db_err)?
+        else {
+            return Ok(RoleChange::NoAccount);
+        };
+        let was_admin = before.role == "admin" && before.state == "active";
+        let count: i64 = tx.query_row(admins, [], |r| r.get(0)).map_err(db_err)?;
+        if was_admin && role != "admin" && count <= 1 {
+            return Ok(RoleChange::LastAdmin);
+        }
+        tx.execute(
+            "UPDATE users SET role = ?2, state = 'active' WHERE id = ?1",
+            params![before.id, role],
+        )
+        .map_err(db_err)?;
+        let left: i64 = tx.query_row(admins, [], |r| r.get(0)).map_err(db_err)?;
+        if left < 1 {
+            // Dropping the transaction rolls the change back.
+            return Ok(RoleChange::LastAdmin);
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(RoleChange::Done(before))
     }
 
     /// Marks an account trusted or not; false when there is no such account.
     pub fn set_trusted(&self, name: &str, trusted: bool) -> Result<bool> {
         self.conn
             .execute(
-                "UPDATE users SET trusted = ?2 WHERE name = ?1",
+                "UPDATE users SET trusted = ?2 WHERE name = ?1 COLLATE NOCASE",
                 params![name, trusted],
             )
             .map(|n| n > 0)
@@ -143,46 +188,79 @@ impl Db {
     pub fn remove_pending(&self, name: &str) -> Result<bool> {
         self.conn
             .execute(
-                "DELETE FROM users WHERE name = ?1 AND state = 'pending'",
+                "DELETE FROM users WHERE name = ?1 COLLATE NOCASE AND state = 'pending'",
                 [name],
             )
             .map(|n| n > 0)
             .map_err(db_err)
     }
 
-    /// Records a sign-in's outcome: a success clears the failures; a failure counts, and
-    /// from the fifth in a row on locks the account for 30 s, doubled at each further one
-    /// (at most 15 minutes). `Some(seconds)`: this failure locked the account that long.
-    pub fn login_outcome(&self, id: i64, ok: bool) -> Result<Option<i64>> {
-        if ok {
-            self.conn
-                .execute(
-                    "UPDATE users SET failed_logins = 0, locked_until = 0 WHERE id = ?1",
-                    [id],
-                )
-                .map_err(db_err)?;
-            return Ok(None);
-        }
+    /// How many seconds sign-ins as `name` wait still (0: none), whether or not an account
+    /// has that name.
+    pub fn login_wait(&self, name: &str) -> Result<i64> {
+        let until: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT locked_until FROM login_failures WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_err)?;
+        Ok((until.unwrap_or(0) - now()).max(0))
+    }
+
+    /// Records a failed sign-in as `name`, whether or not an account has that name (so a
+    /// name that exists and one that does not answer alike): from the fifth failure in a
+    /// row on the name waits 30 s, doubled at each further one (at most 15 minutes).
+    /// `Some(seconds)`: this failure made the name wait that long.
+    pub fn login_failed(&self, name: &str) -> Result<Option<i64>> {
+        let t = now();
+        // Old entries go (a day after their last failure, once no longer locked), and the
+        // table stays bounded whatever names are tried.
+        self.conn
+            .execute(
+                "DELETE FROM login_failures WHERE last < ?1 AND locked_until < ?2",
+                params![t - 86_400, t],
+            )
+            .map_err(db_err)?;
+        self.conn
+            .execute(
+                "DELETE FROM login_failures WHERE name IN (SELECT name FROM login_failures \
+                 ORDER BY last DESC LIMIT -1 OFFSET ?1)",
+                [MAX_FAILURE_NAMES],
+            )
+            .map_err(db_err)?;
         let failed: i64 = self
             .conn
             .query_row(
-                "UPDATE users SET failed_logins = failed_logins + 1 WHERE id = ?1 \
-                 RETURNING failed_logins",
-                [id],
+                "INSERT INTO login_failures (name, failed, locked_until, last) \
+                 VALUES (?1, 1, 0, ?2) \
+                 ON CONFLICT (name) DO UPDATE SET failed = failed + 1, last = ?2 \
+                 RETURNING failed",
+                params![name, t],
                 |r| r.get(0),
             )
             .map_err(db_err)?;
-        if failed >= FREE_FAILURES {
-            let wait = (30i64 << (failed - FREE_FAILURES).min(5)).min(900);
-            self.conn
-                .execute(
-                    "UPDATE users SET locked_until = ?2 WHERE id = ?1",
-                    params![id, now() + wait],
-                )
-                .map_err(db_err)?;
-            return Ok(Some(wait));
+        if failed < FREE_FAILURES {
+            return Ok(None);
         }
-        Ok(None)
+        let wait = (30i64 << (failed - FREE_FAILURES).min(5)).min(900);
+        self.conn
+            .execute(
+                "UPDATE login_failures SET locked_until = ?2 WHERE name = ?1",
+                params![name, t + wait],
+            )
+            .map_err(db_err)?;
+        Ok(Some(wait))
+    }
+
+    /// Forgets the failed sign-ins of `name` (it signed in).
+    pub fn login_succeeded(&self, name: &str) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM login_failures WHERE name = ?1", [name])
+            .map(|_| ())
+            .map_err(db_err)
     }
 
     /// Stores a session (the hash of its token) of `user_id` until `expires`.
@@ -306,6 +384,22 @@ impl Db {
 /// Failed sign-ins in a row before each further one waits.
 pub const FREE_FAILURES: i64 = 5;
 
+/// The most names whose failed sign-ins are remembered (the oldest are forgotten first).
+const MAX_FAILURE_NAMES: i64 = 100_000;
+
+/// What [`Db::set_role`] did.
+#[derive(Debug)]
+pub enum RoleChange {
+    /// Changed; the account as it was before.
+    Done(User),
+    /// No account of that name.
+    NoAccount,
+    /// The admin who asked is not an active admin (any more).
+    NotAdmin,
+    /// The change would leave no active admin.
+    LastAdmin,
+}
+
 fn prefixed(table: &str) -> String {
     COLUMNS
         .split(", ")
@@ -323,6 +417,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("spar.db")).unwrap();
         assert!(!db.has_admin().unwrap());
+        assert_eq!(db.accounts().unwrap(), (false, false));
         let u = db.add_user("ann", "h", "admin", "active").unwrap().unwrap();
         assert!(db
             .add_user("ann", "h2", "user", "pending")
@@ -345,19 +440,76 @@ mod tests {
     }
 
     #[test]
-    fn failures_lock_an_account_for_longer_each_time() {
+    fn failures_lock_a_name_for_longer_each_time_whether_it_exists_or_not() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("spar.db")).unwrap();
-        let u = db.add_user("bob", "h", "user", "active").unwrap().unwrap();
-        for _ in 0..FREE_FAILURES - 1 {
-            db.login_outcome(u.id, false).unwrap();
+        db.add_user("bob", "h", "user", "active").unwrap().unwrap();
+        for name in ["bob", "nobody"] {
+            for _ in 0..FREE_FAILURES - 1 {
+                assert_eq!(db.login_failed(name).unwrap(), None);
+            }
+            assert_eq!(db.login_wait(name).unwrap(), 0);
+            assert_eq!(db.login_failed(name).unwrap(), Some(30));
+            assert!(db.login_wait(name).unwrap() >= 29, "{name}");
+            // The case of the name does not matter.
+            assert!(db.login_wait(&name.to_uppercase()).unwrap() >= 29, "{name}");
+            assert_eq!(db.login_failed(name).unwrap(), Some(60));
+            db.login_succeeded(name).unwrap();
+            assert_eq!(db.login_wait(name).unwrap(), 0);
         }
-        assert_eq!(db.user("bob").unwrap().unwrap().locked_until, 0);
-        db.login_outcome(u.id, false).unwrap();
-        let locked = db.user("bob").unwrap().unwrap().locked_until;
-        assert!(locked >= now() + 29, "{locked}");
-        db.login_outcome(u.id, true).unwrap();
-        let u = db.user("bob").unwrap().unwrap();
-        assert_eq!((u.failed_logins, u.locked_until), (0, 0));
+    }
+
+    #[test]
+    fn names_are_unique_without_regard_to_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("spar.db")).unwrap();
+        db.add_user("bob", "h", "user", "active").unwrap().unwrap();
+        assert!(db
+            .add_user("Bob", "h", "user", "pending")
+            .unwrap()
+            .is_none());
+        assert!(db
+            .add_user("BOB", "h", "admin", "active")
+            .unwrap()
+            .is_none());
+        assert_eq!(db.user("BoB").unwrap().unwrap().name, "bob");
+    }
+
+    #[test]
+    fn the_last_admin_is_never_demoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("spar.db")).unwrap();
+        db.add_user("root", "h", "admin", "active")
+            .unwrap()
+            .unwrap();
+        db.add_user("ann", "h", "admin", "active").unwrap().unwrap();
+        db.add_user("bob", "h", "user", "pending").unwrap().unwrap();
+        assert!(matches!(
+            db.set_role("bob", "root", "user").unwrap(),
+            RoleChange::NotAdmin
+        ));
+        assert!(matches!(
+            db.set_role("root", "eve", "user").unwrap(),
+            RoleChange::NoAccount
+        ));
+        assert!(matches!(
+            db.set_role("root", "ann", "user").unwrap(),
+            RoleChange::Done(_)
+        ));
+        // Ann is no admin now: her demotion of root, sent at the same moment, is refused.
+        assert!(matches!(
+            db.set_role("ann", "root", "user").unwrap(),
+            RoleChange::NotAdmin
+        ));
+        assert!(matches!(
+            db.set_role("root", "root", "user").unwrap(),
+            RoleChange::LastAdmin
+        ));
+        assert_eq!(db.accounts().unwrap(), (true, true));
+        assert!(matches!(
+            db.set_role("root", "bob", "approver").unwrap(),
+            RoleChange::Done(_)
+        ));
+        assert_eq!(db.user("bob").unwrap().unwrap().state, "active");
     }
 }

@@ -10,9 +10,10 @@ use axum::{Extension, Form};
 use serde::Deserialize;
 
 use crate::serve::accounts::guard::cookie;
-use crate::serve::accounts::{self, Caller, COOKIE, SESSION_SECONDS};
+use crate::serve::accounts::{self, hashing, Caller, COOKIE, SESSION_SECONDS};
 use crate::serve::action_log::{self, Action, Target};
 use crate::serve::db::runs::now;
+use crate::serve::db::users::RoleChange;
 use crate::serve::pages::accounts as page;
 use crate::serve::state::Shared;
 
@@ -46,16 +47,13 @@ pub async fn login_form(Extension(caller): Extension<Caller>) -> Response {
     Html(page::login("", message)).into_response()
 }
 
-/// `POST /login`: a session and its cookie, then the index. Wrong names and passwords are
-/// one message; from the fifth failure in a row an account waits longer after each.
+/// `POST /login`: a session and its cookie, then the index. A wrong name and a wrong
+/// password are one answer, at every stage: from the fifth failure in a row a name waits
+/// longer after each, whether or not an account has it.
 pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Response {
     let name = f.name.trim().to_string();
-    let again = name.clone();
     let secure = st.secure_cookie;
-    let outcome = tokio::task::spawn_blocking(move || sign_in(&st, &name, &f.password))
-        .await
-        .unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e.to_string())));
-    match outcome {
+    match sign_in(&st, &name, f.password).await {
         Ok(token) => (
             StatusCode::SEE_OTHER,
             [
@@ -64,66 +62,98 @@ pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Resp
             ],
         )
             .into_response(),
-        Err((code, message)) => (code, Html(page::login(&again, Some(&message)))).into_response(),
+        Err((code, message)) => (code, Html(page::login(&name, Some(&message)))).into_response(),
     }
 }
 
+type Refused = (StatusCode, String);
+
+/// Runs `f` on the database off the async threads.
+async fn on_db<T: Send + 'static>(
+    st: &Shared,
+    f: impl FnOnce(&crate::serve::db::Db) -> Result<T, Refused> + Send + 'static,
+) -> Result<T, Refused> {
+    let st = st.clone();
+    tokio::task::spawn_blocking(move || f(&st.db.lock().expect("db lock")))
+        .await
+        .unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e.to_string())))
+}
+
+fn busy(_: hashing::Busy) -> Refused {
+    (StatusCode::SERVICE_UNAVAILABLE, hashing::BUSY.to_string())
+}
+
 /// Checks a name and password; `Ok`: the new session's token.
-fn sign_in(
-    st: &crate::serve::state::AppState,
-    name: &str,
-    password: &str,
-) -> Result<String, (StatusCode, String)> {
+async fn sign_in(st: &Shared, name: &str, password: String) -> Result<String, Refused> {
     let fail = |e: String| (StatusCode::INTERNAL_SERVER_ERROR, e);
-    let (user, accounts) = {
-        let db = st.db.lock().expect("db lock");
-        (db.user(name).map_err(fail)?, db.has_admin().map_err(fail)?)
-    };
-    if !accounts {
-        return Err((StatusCode::FORBIDDEN, NO_ACCOUNTS.into()));
-    }
     let wrong = (
         StatusCode::UNAUTHORIZED,
         "the name or the password is wrong".to_string(),
     );
-    let Some(user) = user else {
-        // As slow as a real check: a wrong name and a wrong password look the same.
-        accounts::verify_password(password, dummy_hash());
-        return Err(wrong);
-    };
-    let wait = user.locked_until - now();
+    // A name no account can have is never counted (nor stored): it answers as any
+    // unknown name does.
+    let counted = accounts::check_name(name).is_ok();
+    let n = name.to_string();
+    let (user, wait) = on_db(st, move |db| {
+        if !db.accounts().map_err(fail)?.0 {
+            return Err((StatusCode::FORBIDDEN, NO_ACCOUNTS.into()));
+        }
+        let wait = if counted {
+            db.login_wait(&n).map_err(fail)?
+        } else {
+            0
+        };
+        Ok((db.user(&n).map_err(fail)?, wait))
+    })
+    .await?;
     if wait > 0 {
         return Err((
             StatusCode::TOO_MANY_REQUESTS,
             format!("too many failed sign-ins for {name}: try again in {wait} s"),
         ));
     }
-    let ok = accounts::verify_password(password, &user.hash);
-    let db = st.db.lock().expect("db lock");
-    if let Some(wait) = db.login_outcome(user.id, ok).map_err(fail)? {
-        let detail = format!(
-            "{} failed sign-ins in a row: locked for {wait} s",
-            user.failed_logins + 1
-        );
-        action_log::record_in(&db, None, Action::Lock, Target::User(name), &detail);
-    }
-    if !ok {
+    // As slow as a real check for a name no account has: the two look the same.
+    let hash = user.as_ref().map(|u| u.hash.clone());
+    let ok = hashing::run(move || match hash {
+        Some(h) => accounts::verify_password(&password, &h),
+        None => {
+            accounts::verify_password(&password, dummy_hash());
+            false
+        }
+    })
+    .await
+    .map_err(busy)?;
+    let n = name.to_string();
+    on_db(st, move |db| {
+        if ok {
+            return db.login_succeeded(&n).map_err(fail);
+        }
+        if counted {
+            if let Some(wait) = db.login_failed(&n).map_err(fail)? {
+                let detail = format!("failed sign-ins in a row: {n} waits {wait} s");
+                action_log::record_in(db, None, Action::Lock, Target::User(&n), &detail);
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    let Some(user) = user.filter(|_| ok) else {
         return Err(wrong);
-    }
+    };
     if user.state != "active" {
         return Err((
             StatusCode::FORBIDDEN,
-            format!("{name} is waiting for an admin to accept it"),
+            format!("{} is waiting for an admin to accept it", user.name),
         ));
     }
     let token = accounts::new_token().map_err(fail)?;
-    db.add_session(
-        &accounts::token_hash(&token),
-        user.id,
-        now() + SESSION_SECONDS,
-    )
-    .map_err(fail)?;
-    Ok(token)
+    on_db(st, move |db| {
+        let hash = accounts::token_hash(&token);
+        db.add_session(&hash, user.id, now() + SESSION_SECONDS)
+            .map_err(fail)?;
+        Ok(token)
+    })
+    .await
 }
 
 /// The argon2id hash of a random password: what a wrong name is checked against.
@@ -163,45 +193,50 @@ pub async fn signup_form(Extension(caller): Extension<Caller>) -> Response {
     Html(page::signup("", message, None)).into_response()
 }
 
-/// `POST /signup`: a pending account (it signs in once an admin accepts it).
+/// `POST /signup`: a pending account (it signs in once an admin accepts it). A name is
+/// taken by any account of the same name in another case (`Bob` by `bob`).
 pub async fn signup(State(st): State<Shared>, Form(f): Form<Credentials>) -> Response {
     let name = f.name.trim().to_string();
-    let again = name.clone();
-    let made = tokio::task::spawn_blocking(move || {
-        let db = st.db.lock().expect("db lock");
-        if !db
-            .has_admin()
-            .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))?
-        {
-            return Err((StatusCode::FORBIDDEN, NO_ACCOUNTS.to_string()));
+    let made = make_account(&st, name.clone(), f.password).await;
+    match made {
+        Ok(()) => {
+            let done =
+                format!("Account {name} made: it can sign in once an admin has accepted it.");
+            Html(page::signup(&name, None, Some(&done))).into_response()
         }
-        accounts::check_name(&name).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-        accounts::check_password(&f.password).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-        let hash = accounts::hash_password(&f.password)
-            .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        Err((code, m)) => (code, Html(page::signup(&name, Some(&m), None))).into_response(),
+    }
+}
+
+async fn make_account(st: &Shared, name: String, password: String) -> Result<(), Refused> {
+    let internal = |e: String| (StatusCode::INTERNAL_SERVER_ERROR, e);
+    on_db(st, move |db| match db.has_admin() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err((StatusCode::FORBIDDEN, NO_ACCOUNTS.to_string())),
+        Err(e) => Err(internal(e)),
+    })
+    .await?;
+    accounts::check_name(&name).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    accounts::check_password(&password).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    let hash = hashing::run(move || accounts::hash_password(&password))
+        .await
+        .map_err(busy)?
+        .map_err(internal)?;
+    on_db(st, move |db| {
         match db.add_user(&name, &hash, "user", "pending") {
             Ok(Some(_)) => {
                 let t = Target::User(&name);
-                action_log::record_in(&db, Some(&name), Action::Signup, t, "pending");
+                action_log::record_in(db, Some(&name), Action::Signup, t, "pending");
                 Ok(())
             }
             Ok(None) => Err((
                 StatusCode::CONFLICT,
                 format!("name '{name}' is taken: choose another name"),
             )),
-            Err(e) => Err((StatusCode::INTERNAL_SERVER_ERROR, e)),
+            Err(e) => Err(internal(e)),
         }
     })
     .await
-    .unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e.to_string())));
-    match made {
-        Ok(()) => {
-            let done =
-                format!("Account {again} made: it can sign in once an admin has accepted it.");
-            Html(page::signup(&again, None, Some(&done))).into_response()
-        }
-        Err((code, m)) => (code, Html(page::signup(&again, Some(&m), None))).into_response(),
-    }
 }
 
 /// `GET /account`: the signed-in account and its API tokens.
@@ -336,26 +371,33 @@ pub async fn accept(
             StatusCode::BAD_REQUEST,
         );
     }
-    let set = {
-        let db = st.db.lock().expect("db lock");
-        db.user(&name).and_then(|before| {
-            let Some(before) = before else {
-                return Ok(false);
-            };
-            db.set_user(&name, role, "active")?;
+    let by = caller.name().unwrap_or_default().to_string();
+    let (n, r) = (name.clone(), role.to_string());
+    let set = on_db(&st, move |db| {
+        let change = db.set_role(&by, &n, &r);
+        if let Ok(RoleChange::Done(before)) = &change {
             let (action, detail) = if before.state == "pending" {
-                (Action::Accept, format!("as {role}"))
+                (Action::Accept, format!("as {r}"))
             } else {
-                (Action::Role, format!("{} to {role}", before.role))
+                (Action::Role, format!("{} to {r}", before.role))
             };
-            action_log::record_in(&db, caller.name(), action, Target::User(&name), &detail);
-            Ok(true)
-        })
-    };
+            action_log::record_in(db, Some(&by), action, Target::User(&before.name), &detail);
+        }
+        change.map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))
+    })
+    .await;
     match set {
-        Ok(true) => Redirect::to("/users").into_response(),
-        Ok(false) => refused(format!("no account '{name}'"), StatusCode::NOT_FOUND),
-        Err(e) => internal(e),
+        Ok(RoleChange::Done(_)) => Redirect::to("/users").into_response(),
+        Ok(RoleChange::NoAccount) => refused(format!("no account '{name}'"), StatusCode::NOT_FOUND),
+        Ok(RoleChange::NotAdmin) => refused(
+            "you are no longer an admin: another admin changed your role".into(),
+            StatusCode::FORBIDDEN,
+        ),
+        Ok(RoleChange::LastAdmin) => refused(
+            format!("{name} is the last admin: make another admin first"),
+            StatusCode::CONFLICT,
+        ),
+        Err((_, e)) => internal(e),
     }
 }
 

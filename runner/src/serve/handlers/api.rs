@@ -1,13 +1,14 @@
 //! The JSON API of runs: list (with filters), one run with its live numbers, submit,
 //! approve, stop, resume, priority, note, delete.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{blocking, ApiError};
+use crate::serve::accounts::run_access::{OwnRun, RunId};
 use crate::serve::accounts::Caller;
 use crate::serve::actions::{self, Submit};
 use crate::serve::db::runs::{Filter, Run};
@@ -45,7 +46,7 @@ pub async fn list(State(st): State<Shared>, Query(f): Query<Filter>) -> ApiResul
 }
 
 /// `GET /api/runs/{id}`.
-pub async fn get(State(st): State<Shared>, Path(id): Path<i64>) -> ApiResult {
+pub async fn get(State(st): State<Shared>, RunId(id): RunId) -> ApiResult {
     let run = actions::get(&st, id)?;
     let st2 = st.clone();
     let v = tokio::task::spawn_blocking(move || {
@@ -72,31 +73,19 @@ pub async fn submit(
 
 /// `POST /api/runs/{id}/approve` (approvers and admins, never the run's owner): the run,
 /// queued, with `approved_by` and `approved_at`.
-pub async fn approve(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> ApiResult {
+pub async fn approve(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> ApiResult {
     let run = actions::approve(&st, id, &c)?;
     Ok(Json(run_json(&st, &run)))
 }
 
 /// `POST /api/runs/{id}/stop`.
-pub async fn stop(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> ApiResult {
+pub async fn stop(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> ApiResult {
     let run = actions::stop(&st, id, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
 
 /// `POST /api/runs/{id}/resume`.
-pub async fn resume(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> ApiResult {
+pub async fn resume(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> ApiResult {
     let run = actions::resume(&st, id, c.name())?;
     Ok(Json(run_json(&st, &run)))
 }
@@ -112,8 +101,7 @@ pub struct Priority {
 /// `POST /api/runs/{id}/priority` with `{priority, throughput?}`.
 pub async fn priority(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
+    OwnRun { id, caller: c }: OwnRun,
     Json(p): Json<Priority>,
 ) -> ApiResult {
     let t = match p.throughput {
@@ -134,8 +122,7 @@ pub struct Note {
 /// `POST /api/runs/{id}/note` with `{note}`.
 pub async fn note(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
+    OwnRun { id, caller: c }: OwnRun,
     Json(n): Json<Note>,
 ) -> ApiResult {
     let run = actions::note(&st, id, &n.note, c.name())?;
@@ -143,11 +130,7 @@ pub async fn note(
 }
 
 /// `DELETE /api/runs/{id}`: the run stops and its directory moves to the archive.
-pub async fn delete(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> ApiResult {
+pub async fn delete(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> ApiResult {
     let by = c.name().map(String::from);
     let run = blocking(&st, move |st| actions::delete(st, id, by.as_deref())).await?;
     Ok(Json(serde_json::to_value(run).unwrap_or_default()))

@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
+use crate::serve::accounts::run_access::RunId;
 use crate::serve::actions;
 use crate::serve::live;
 use crate::serve::state::Shared;
@@ -40,7 +41,11 @@ fn refuse(code: StatusCode, msg: String) -> Response {
 }
 
 /// `GET /runs/{id}/files/{name}`.
-pub async fn download(State(st): State<Shared>, Path((id, name)): Path<(i64, String)>) -> Response {
+pub async fn download(
+    State(st): State<Shared>,
+    RunId(id): RunId,
+    Path((_, name)): Path<(String, String)>,
+) -> Response {
     let run = match actions::get(&st, id) {
         Ok(r) => r,
         Err(e) => return refuse(StatusCode::NOT_FOUND, e.message().to_string()),
@@ -94,7 +99,7 @@ pub async fn download(State(st): State<Shared>, Path((id, name)): Path<(i64, Str
 
 /// `GET /runs/{id}/status.html`: the page `spar status FILE --html` writes for the run's
 /// file.
-pub async fn status_page(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+pub async fn status_page(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let run = match actions::get(&st, id) {
         Ok(r) => r,
         Err(e) => return refuse(StatusCode::NOT_FOUND, e.message().to_string()),

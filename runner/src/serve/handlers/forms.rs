@@ -1,7 +1,7 @@
 //! The pages' forms (POST, then a redirect to the page: the browser's back and reload do
 //! not post again). A refusal shows the page again with the message and a 4xx.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::blocking;
 use super::pages::index_with;
+use crate::serve::accounts::run_access::OwnRun;
 use crate::serve::accounts::Caller;
 use crate::serve::actions::{self, Refusal, Submit};
 use crate::serve::form_words::{engine_words, EngineFields};
@@ -137,29 +138,17 @@ fn back(id: i64, r: Result<impl Sized, Refusal>) -> Response {
 }
 
 /// `POST /runs/{id}/approve` (approvers and admins, never the run's owner).
-pub async fn approve(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> Response {
+pub async fn approve(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
     back(id, actions::approve(&st, id, &c))
 }
 
 /// `POST /runs/{id}/stop`.
-pub async fn stop(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> Response {
+pub async fn stop(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
     back(id, actions::stop(&st, id, c.name()))
 }
 
 /// `POST /runs/{id}/resume`.
-pub async fn resume(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> Response {
+pub async fn resume(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
     back(id, actions::resume(&st, id, c.name()))
 }
 
@@ -173,8 +162,7 @@ pub struct PriorityForm {
 /// `POST /runs/{id}/priority`.
 pub async fn priority(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
+    OwnRun { id, caller: c }: OwnRun,
     Form(f): Form<PriorityForm>,
 ) -> Response {
     let r = (|| {
@@ -194,19 +182,14 @@ pub struct NoteForm {
 /// `POST /runs/{id}/note`.
 pub async fn note(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
+    OwnRun { id, caller: c }: OwnRun,
     Form(f): Form<NoteForm>,
 ) -> Response {
     back(id, actions::note(&st, id, &f.note, c.name()))
 }
 
 /// `POST /runs/{id}/delete`: then to the index (the run's page is gone).
-pub async fn delete(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Path(id): Path<i64>,
-) -> Response {
+pub async fn delete(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
     let by = c.name().map(String::from);
     match blocking(&st, move |st| actions::delete(st, id, by.as_deref())).await {
         Ok(_) => Redirect::to("/").into_response(),

@@ -1,11 +1,12 @@
 //! The pages' handlers: index, search, run.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::files::listing;
 use super::ApiError;
+use crate::serve::accounts::run_access::RunId;
 use crate::serve::db::runs::{Filter, Run};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
@@ -97,7 +98,7 @@ fn registered(st: &Shared) -> Vec<String> {
 
 /// `GET /runs/{id}/row`: the run's row of the index (`<tr id="run-ID">`, as the index
 /// renders it), for the index's live script to add a run submitted after the page loaded.
-pub async fn row(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+pub async fn row(State(st): State<Shared>, RunId(id): RunId) -> Response {
     match actions::get(&st, id) {
         Ok(run) => {
             let live = live::of(&st.db, &run);
@@ -108,7 +109,7 @@ pub async fn row(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
 }
 
 /// `GET /runs/{id}`.
-pub async fn run(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let run = match actions::get(&st, id) {
         Ok(r) => r,
         Err(e) => return (StatusCode::NOT_FOUND, e.message().to_string()).into_response(),

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -16,6 +16,7 @@ use serde_json::json;
 
 use super::api::run_json;
 use super::ApiError;
+use crate::serve::accounts::run_access::RunId;
 use crate::serve::actions;
 use crate::serve::state::Shared;
 
@@ -105,7 +106,7 @@ pub(super) fn open(st: &Shared, poll: &str) -> Result<Slot, Box<Response>> {
 }
 
 /// `GET /api/runs/{id}/events` (`text/event-stream`).
-pub async fn events(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
+pub async fn events(State(st): State<Shared>, RunId(id): RunId) -> Response {
     if let Err(e) = actions::get(&st, id) {
         return ApiError(e).into_response();
     }
