@@ -57,6 +57,9 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         Some(files) => Some(tls::config(&files.cert, &files.key).map_err(CliError::usage)?),
         None => None,
     };
+    // A `spar.db` that is not one spar may adopt (another program's, a newer spar's, a
+    // directory, damaged) is refused before anything is made or locked.
+    db::Db::inspect(&data.join("spar.db")).map_err(CliError::usage)?;
     if !data.join("spar.db").is_file() {
         let shown = data.display().to_string();
         exposure
