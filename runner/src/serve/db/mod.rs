@@ -5,6 +5,7 @@
 //! database, is refused with a message that says so.
 
 pub mod action_log;
+pub mod builds;
 pub mod engines;
 pub mod events;
 pub mod machines;
@@ -27,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_nets.sql"),
     include_str!("migrations/0008_machines.sql"),
     include_str!("migrations/0009_nps.sql"),
+    include_str!("migrations/0010_engine_owners.sql"),
 ];
 
 /// The schema version this binary writes.
