@@ -2,16 +2,20 @@
 //! waits and does not start; its owner cannot approve it, nor can an approver their own
 //! (OpenBench #325); another approver can, once or twice, and it plays to its end; the
 //! actions log lists who did what, filtered in the URL, and every kind of action appears
-//! in it when done. A server without accounts starts runs at once, as before.
+//! in it when done. A server without accounts starts runs at once, as before. Nothing of a
+//! run that waits is built, fetched or started: no `make`, no hook of its repository, no
+//! `git fetch` of its mirror, until an approver approves it; then it is built and plays.
 
 mod common;
 mod serve_common;
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use serve_common::accounts::{accepted, api, form, get, server_with_admin, Session, PASSWORD};
-use serve_common::{state, tiny_engine, Server};
+use serve_common::{git, state, tiny_engine, Server};
 
 const WORDS: &str = "--engine+name=a+--engine+name=b+--each+nodes=300+--games+2";
 
@@ -267,6 +271,8 @@ fn every_kind_of_action_is_logged_when_done() {
     }
     let (code, n) = api(&server, "DELETE", "/api/nets/n1", &token, "");
     assert_eq!(code, 200, "{n}");
+    // Ann's change of her engine waits for an approver (she is not trusted now): she
+    // cannot approve it herself; the admin does.
     let (code, e) = api(
         &server,
         "PATCH",
@@ -274,7 +280,18 @@ fn every_kind_of_action_is_logged_when_done() {
         &token,
         "{\"build\":\"spar\"}",
     );
+    assert_eq!(code, 202, "{e}");
+    let (code, e) = api(&server, "POST", "/api/engines/tiny/approve", &token, "");
+    assert_eq!(code, 403, "{e}");
+    let (code, e) = api(
+        &server,
+        "POST",
+        "/api/engines/tiny/approve",
+        &root_token,
+        "",
+    );
     assert_eq!(code, 200, "{e}");
+    assert_eq!(e["build"], "spar", "{e}");
     assert_eq!(ann.post(&server, "/engines/tiny/remove", "").code, 303);
     // Machines: only an admin excludes one.
     let r = ann.post(&server, "/machines/node7/exclude", "excluded=true");
@@ -314,6 +331,8 @@ fn every_kind_of_action_is_logged_when_done() {
     let role = &actions(&server, "action=role")[0];
     assert_eq!(role["detail"], "approver to user", "{role}");
     assert_eq!(by("engine-remove"), ["ann"]);
+    assert_eq!(by("engine-approve"), ["root"]);
+    assert_eq!(by("engine-refused"), ["ann"]);
     assert_eq!(by("net-upload"), ["ann"]);
     assert_eq!(by("net-default"), ["root", "root"]);
     assert_eq!(by("net-remove"), ["ann"]);
@@ -347,4 +366,138 @@ fn without_accounts_runs_start_at_once_and_actions_are_anonymous() {
     let rows = actions(&server, "");
     assert_eq!(who_did(&rows), [("-".to_string(), "submit".to_string())]);
     assert_eq!(rows[0]["target"], format!("run {id}"));
+}
+
+/// Makes every hook of the repository `repo` (and an fsmonitor command in its config)
+/// append its name to `marker`.
+fn hooks_that_mark(repo: &Path, marker: &Path) {
+    let hooks = repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let names = [
+        "post-checkout",
+        "post-merge",
+        "post-commit",
+        "pre-commit",
+        "post-rewrite",
+        "reference-transaction",
+        "post-index-change",
+        "pre-auto-gc",
+        "fsmonitor-watchman",
+    ];
+    for name in names {
+        let hook = hooks.join(name);
+        let script = format!("#!/bin/sh\necho {name} >> '{}'\n", marker.display());
+        std::fs::write(&hook, script).unwrap();
+        let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+        std::fs::set_permissions(&hook, mode).unwrap();
+    }
+    let monitor = hooks.join("fsmonitor-watchman");
+    git(
+        repo,
+        &["config", "core.fsmonitor", monitor.to_str().unwrap()],
+    );
+}
+
+/// Whether the git directory `git_dir` has the branch `branch`.
+fn has_branch(git_dir: &Path, branch: &str) -> bool {
+    Command::new("git")
+        .arg("-C")
+        .arg(git_dir)
+        .args([
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ])
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn nothing_of_a_waiting_run_is_built_fetched_or_started_until_it_is_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_admin(dir.path());
+    let root = Session::new(&server, "root");
+    accepted(&server, &root, "ann", "user");
+    accepted(&server, &root, "vic", "approver");
+    let ann = Session::new(&server, "ann");
+    let vic = Session::new(&server, "vic");
+    let token = ann.token(&server);
+    // Ann's repository: its Makefile counts its builds in `builds.txt`; a URL of it is
+    // mirrored at its registration, then it gets a branch the mirror has not fetched;
+    // then every hook of it marks `hooks.txt`.
+    let repo = dir.path().join("evil");
+    let (builds, marker) = (dir.path().join("builds.txt"), dir.path().join("hooks.txt"));
+    tiny_engine(&repo, &builds);
+    let url = format!("file://{}", repo.display());
+    let register = |name: &str, repo: &str| {
+        let body = json!({"name": name, "repo": repo}).to_string();
+        let (code, e) = api(&server, "POST", "/api/engines", &token, &body);
+        assert_eq!(code, 201, "{e}");
+    };
+    register("mirrored", &url);
+    git(&repo, &["checkout", "--quiet", "-b", "later", "main"]);
+    std::fs::write(repo.join("eval.c"), "/* later */\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "later"]);
+    hooks_that_mark(&repo, &marker);
+    register("evil", repo.to_str().unwrap());
+    let mirror = dir
+        .path()
+        .join("data")
+        .canonicalize()
+        .unwrap()
+        .join("repos/mirrored.git");
+    assert!(has_branch(&mirror, "main") && !has_branch(&mirror, "later"));
+
+    // Her run waits: 201 at once; a few seconds later nothing was built, no hook ran, the
+    // mirror was not fetched, and the run has no commit yet.
+    let words = "--engine+name=dev+engine=mirrored+rev=later+bench=2000+--engine+name=base\
+                 +engine=evil+rev=base+bench=1000+--each+nodes=300+--games+2";
+    let id = submit(&server, &ann, words);
+    std::thread::sleep(Duration::from_secs(4));
+    let v = server.run(id);
+    assert_eq!(state(&v), "pending-approval", "{v}");
+    assert!(!builds.exists(), "make ran before approval");
+    assert!(
+        !marker.exists(),
+        "a hook ran: {}",
+        std::fs::read_to_string(&marker).unwrap()
+    );
+    assert!(
+        !has_branch(&mirror, "later"),
+        "the mirror was fetched before approval"
+    );
+    let engines = v["engines"].as_array().unwrap();
+    assert_eq!(engines.len(), 2, "{v}");
+    assert!(engines.iter().all(|e| e["sha"] == ""), "{v}");
+    let page = get(&server, &format!("/runs/{id}"), None).body;
+    assert!(page.contains("<p id=\"building\">Not built yet"), "{page}");
+
+    // Approved: the builder fetches and builds both, and the run plays to its end.
+    assert_eq!(
+        vic.post(&server, &format!("/runs/{id}/approve"), "").code,
+        303
+    );
+    let done = server.wait(id, "finished", |v| state(v) == "finished");
+    assert_eq!(done["live"]["games"].as_u64(), Some(2), "{done}");
+    assert!(has_branch(&mirror, "later"));
+    let made = std::fs::read_to_string(&builds).unwrap();
+    assert_eq!(made.lines().count(), 2, "{made}");
+    let engines = done["engines"].as_array().unwrap();
+    assert!(
+        engines
+            .iter()
+            .all(|e| e["sha"].as_str().unwrap().len() == 40),
+        "{done}"
+    );
+    // No hook of her repository ran, then either.
+    assert!(
+        !marker.exists(),
+        "{}",
+        std::fs::read_to_string(&marker).unwrap()
+    );
+    let page = get(&server, &format!("/runs/{id}"), None).body;
+    assert!(page.contains("its engines are built"), "{page}");
 }

@@ -171,15 +171,19 @@ def main():
             step(f"engine {name} registered ({repo}, build {build})")
 
         # An SPRT of two option sets of spar at HEAD, from the form's engine fields: the
-        # net against hce. The POST answers once the server has built the commit.
+        # net against hce. The POST stores it at once; the server's builder builds the commit.
         rid, took = submit_spar(d)
         row = d.find_element(By.ID, "run")
         first = row.get_attribute("data-state")
-        step(f"run {rid} submitted from the engine fields; the POST took {took:.0f} s "
-             f"(spar built at its commit); its page shows it {first}")
+        step(f"run {rid} submitted from the engine fields; the POST took {took:.0f} s; "
+             f"its page shows it {first}")
         # A mark on the page: a reload would lose it.
         d.execute_script("window.__notReloaded = 42;")
-        api = api_run(d, rid)
+        def built(d):
+            run = api_run(d, rid)
+            return run if all(e["sha"] for e in run["engines"]) else None
+        api = wait(d, 900, built, poll=1)
+        step(f"run {rid}: spar built at its commit by the server's builder")
         shas = [e["sha"] for e in api["engines"]]
         assert shas == [SPAR_SHA, SPAR_SHA], f"the run's commits {shas}, not HEAD {SPAR_SHA}"
         assert [e["engine"] for e in api["engines"]] == ["spar", "spar"], api["engines"]

@@ -1,9 +1,11 @@
 //! Registered engines in `spar serve`: registration (API), a run naming a tiny git engine
-//! (OpenBench's convention: `make -j EXE=NAME`, `./NAME bench`) at two revisions, the build
-//! cache (a second run builds nothing), the bench check (a mismatch is refused with both
-//! numbers and nothing is stored), unknown engines and revisions, a revision name that
-//! would be an option to git, a failing build's last lines, the run page's commits and
-//! diff base..dev, and `spar` builds (the git= builder) from a path and from a URL.
+//! (OpenBench's convention: `make -j EXE=NAME`, `./NAME bench`) at two revisions, stored at
+//! once (201) and built by the scheduler's builder, the build cache (a second run builds
+//! nothing), static refusals (unknown engines, a revision name that would be an option to
+//! git: 400, nothing stored), what fails the run after its 201 (a bench that differs, with
+//! both numbers; an unknown revision; a failing build's last lines, on its page too), the
+//! run page's commits and diff base..dev, and `spar` builds (the git= builder) from a path
+//! and from a URL.
 
 mod serve_common;
 
@@ -109,8 +111,9 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
     );
     let (code, run) = submit(&server, &words);
     assert_eq!(code, 201, "{run}\n{}", read(&server.log));
-    assert_eq!(lines(&builds), 2, "one build per commit");
     let id = run["id"].as_i64().unwrap();
+    let run = server.built(id);
+    assert_eq!(lines(&builds), 2, "one build per commit");
     let engines = run["engines"].as_array().unwrap();
     assert_eq!(engines.len(), 2, "{run}");
     let (dev, base) = (&engines[0], &engines[1]);
@@ -152,25 +155,17 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
     // A second run of the same commits builds nothing.
     let (code, again) = submit(&server, &words);
     assert_eq!(code, 201, "{again}");
-    assert_eq!(lines(&builds), 2, "the second run used the cache");
     server.wait(again["id"].as_i64().unwrap(), "finished", |v| {
         state(v) == "finished"
     });
+    assert_eq!(lines(&builds), 2, "the second run used the cache");
 
-    // Refusals store nothing.
+    // Refusals without git or a build store nothing.
     let before = runs(&server);
     for (w, needles) in [
         (
-            "--engine engine=tiny rev=main bench=1999 --engine name=base".to_string(),
-            vec!["bench is 2000", "bench=1999"],
-        ),
-        (
-            "--engine engine=nope rev=main --engine name=b".into(),
+            "--engine engine=nope rev=main --engine name=b".to_string(),
             vec!["'nope'"],
-        ),
-        (
-            "--engine engine=tiny rev=nosuch --engine name=b".into(),
-            vec!["'nosuch'"],
         ),
         (
             "--engine engine=tiny rev=-h --engine name=b".into(),
@@ -197,8 +192,8 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
             vec!["--each engine=tiny"],
         ),
         (
-            "--engine engine=tiny rev=broken --engine name=b".into(),
-            vec!["the build failed", "error: deliberate failure"],
+            "--engine engine=tiny rev=main bench=many --engine name=b".into(),
+            vec!["bench=many"],
         ),
     ] {
         let (code, v) = submit(&server, &format!("{w} {LIMITS}"));
@@ -209,6 +204,42 @@ fn a_registered_engine_is_built_by_commit_benched_and_diffed() {
         }
     }
     assert_eq!(runs(&server), before, "a refused run is not stored");
+
+    // What only the build tells fails the run after its 201, with the message as its last
+    // lines, on its page too: a bench that differs, an unknown revision, a failed build.
+    for (w, needles) in [
+        (
+            "--engine engine=tiny rev=main bench=1999 --engine name=base",
+            vec!["bench is 2000", "bench=1999"],
+        ),
+        (
+            "--engine engine=tiny rev=nosuch --engine name=b",
+            vec!["'nosuch'"],
+        ),
+        (
+            "--engine engine=tiny rev=broken --engine name=b",
+            vec!["the build failed", "error: deliberate failure"],
+        ),
+    ] {
+        let (code, v) = submit(&server, &format!("{w} {LIMITS}"));
+        assert_eq!(code, 201, "{w}: {v}");
+        let failed = server.wait(v["id"].as_i64().unwrap(), "failed", |v| {
+            state(v) == "failed"
+        });
+        let tail = failed["stderr_tail"].as_str().unwrap_or_default();
+        for n in &needles {
+            assert!(tail.contains(n), "{w}: {failed}");
+        }
+        assert!(failed["started"].is_null(), "{failed}");
+        let (code, page) = server.http("GET", failed["url"].as_str().unwrap(), None);
+        assert_eq!(code, 200);
+        let log = page.split("<pre id=\"build-log\">").nth(1).unwrap_or("");
+        assert!(
+            log.contains(&needles[0].replace('\'', "&#39;")),
+            "{w}: {page}"
+        );
+    }
+    assert_eq!(lines(&builds), 2, "the broken build made nothing");
 
     // The run page: the commits, their benches, the log and the diff (escaped).
     let (code, page) = server.http("GET", &format!("/runs/{id}"), None);
@@ -344,9 +375,15 @@ fn a_spar_engine_is_built_by_the_git_builder() {
         &server,
         &format!("--engine name=dev engine=spar2 rev=main bench=778 --engine name=base {LIMITS}"),
     );
-    assert_eq!(code, 400, "{v}");
+    assert_eq!(code, 201, "{v}");
+    let v = server.wait(v["id"].as_i64().unwrap(), "failed", |v| {
+        state(v) == "failed"
+    });
     assert!(
-        v["error"].as_str().unwrap().contains("its bench is 777"),
+        v["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("its bench is 777"),
         "{v}"
     );
     let (code, run) = submit(
@@ -354,6 +391,7 @@ fn a_spar_engine_is_built_by_the_git_builder() {
         &format!("--engine name=dev engine=spar2 rev=main bench=777 --engine name=base {LIMITS}"),
     );
     assert_eq!(code, 201, "{run}\n{}", read(&server.log));
+    let run = server.built(run["id"].as_i64().unwrap());
     let words: Vec<&str> = run["words"]
         .as_array()
         .unwrap()
@@ -389,6 +427,7 @@ fn a_spar_engine_from_a_url_is_mirrored_and_built_by_the_git_builder() {
         &format!("--engine name=dev engine=spar3 rev=main bench=777 --engine name=base {LIMITS}"),
     );
     assert_eq!(code, 201, "{run}\n{}", read(&server.log));
+    let run = server.built(run["id"].as_i64().unwrap());
     assert_eq!(run["engines"][0]["bench"].as_u64(), Some(777), "{run}");
     assert!(
         run["words"]

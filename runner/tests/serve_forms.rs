@@ -1,7 +1,8 @@
 //! The new-run form's engine fields (OpenBench's dev and base: an engine, two revisions and
 //! their benches) posted as a browser posts them; registered engines edited and removed
 //! from the engines page and the API (refused with the run ids while a run uses them); and
-//! the builds in the event log.
+//! the builds in the event log. Registered engines are built after the run is stored (the
+//! scheduler's builder): what only the build tells fails the run.
 
 mod serve_common;
 
@@ -67,30 +68,8 @@ fn the_run_form_names_dev_and_base_by_revision_and_bench() {
         assert!(page.contains(needle), "{needle} not in the form:\n{page}");
     }
 
-    // A wrong bench: both numbers, the form again with the user's values, nothing stored.
-    let (code, page) = server.form(
-        "/runs",
-        &run_form("tiny", ("main", "1999"), ("base", "1000"), LIMITS),
-    );
-    assert_eq!(code, 400, "{page}");
-    for needle in [
-        "its bench is 2000, not bench=1999",
-        "<option value=\"tiny\" selected>",
-        "name=\"dev_rev\" value=\"main\"",
-        "name=\"dev_bench\" value=\"1999\"",
-        "name=\"base_rev\" value=\"base\"",
-        "--games 4",
-    ] {
-        assert!(page.contains(needle), "{needle} not on the page:\n{page}");
-    }
-    // An unknown revision: its name.
-    let (code, page) = server.form(
-        "/runs",
-        &run_form("tiny", ("main", ""), ("nosuch", ""), LIMITS),
-    );
-    assert_eq!(code, 400, "{page}");
-    assert!(page.contains("unknown revision &#39;nosuch&#39;"), "{page}");
-    // A revision of the embedded engine, a revision without an engine, a missing one.
+    // A revision of the embedded engine, a revision without an engine, a missing one: the
+    // form again with the message, nothing stored.
     for (fields, needle) in [
         (
             run_form(":spar", ("main", ""), ("", ""), LIMITS),
@@ -104,17 +83,42 @@ fn the_run_form_names_dev_and_base_by_revision_and_bench() {
             run_form("tiny", ("main", ""), ("", ""), LIMITS),
             "base revision: required",
         ),
-        // Both unknown: dev, the first engine, is named.
         (
-            run_form("tiny", ("nosuch-dev", ""), ("nosuch-base", ""), LIMITS),
-            "unknown revision &#39;nosuch-dev&#39;",
+            run_form("tiny", ("main", "many"), ("base", ""), LIMITS),
+            "bench",
         ),
     ] {
         let (code, page) = server.form("/runs", &fields);
         assert_eq!(code, 400, "{page}");
         assert!(page.contains(needle), "{needle}:\n{page}");
+        assert!(page.contains("name=\"dev_rev\" value=\"main\""), "{page}");
     }
     assert!(runs(&server).is_empty(), "a refused form stores nothing");
+
+    // What only the build tells (it runs after the form is stored: 303 to the run's page)
+    // fails the run with the message: a wrong bench (both numbers), an unknown revision
+    // (its name; of two, dev's, the first engine).
+    for (fields, needle) in [
+        (
+            run_form("tiny", ("main", "1999"), ("base", "1000"), LIMITS),
+            "its bench is 2000, not bench=1999",
+        ),
+        (
+            run_form("tiny", ("main", ""), ("nosuch", ""), LIMITS),
+            "unknown revision 'nosuch'",
+        ),
+        (
+            run_form("tiny", ("nosuch-dev", ""), ("nosuch-base", ""), LIMITS),
+            "unknown revision 'nosuch-dev'",
+        ),
+    ] {
+        let (code, page) = server.form("/runs", &fields);
+        assert_eq!(code, 303, "{page}");
+        let id = runs(&server)[0]["id"].as_i64().unwrap();
+        let failed = server.wait(id, "failed", |v| state(v) == "failed");
+        let tail = failed["stderr_tail"].as_str().unwrap();
+        assert!(tail.contains(needle), "{needle}: {failed}");
+    }
 
     // A good one: stored with its engines, played.
     let (code, page) = server.form(
@@ -123,9 +127,9 @@ fn the_run_form_names_dev_and_base_by_revision_and_bench() {
     );
     assert_eq!(code, 303, "{page}\n{}", read(&server.log));
     let all = runs(&server);
-    assert_eq!(all.len(), 1);
+    assert_eq!(all.len(), 4);
     let id = all[0]["id"].as_i64().unwrap();
-    let run = server.run(id);
+    let run = server.built(id);
     let engines = run["engines"].as_array().unwrap();
     let got: Vec<(&str, &str, u64)> = engines
         .iter()
@@ -191,7 +195,11 @@ fn engines_are_edited_and_removed_but_not_while_a_run_uses_them() {
     );
     assert_eq!(code, 201, "{run}");
     let id = run["id"].as_i64().unwrap();
+    // Used from its submission on, before its engines are built, and after.
     let ids = format!("run {id} uses it");
+    let (code, v) = server.json("DELETE", "/api/engines/tiny", None);
+    assert_eq!(code, 409, "{v}");
+    server.built(id);
     let url = format!("file://{repo_s}");
     for (method, body, what) in [
         ("DELETE", None, "cannot remove it"),
@@ -336,9 +344,19 @@ fn builds_are_in_the_event_log() {
             Some(&json!({"kind": "match", "words": words})),
         )
     };
-    assert_eq!(submit("main").0, 201);
-    assert_eq!(submit("main").0, 201);
-    assert_eq!(submit("broken").0, 400);
+    // Each built by the scheduler's builder after its 201, in order: main, main again (from
+    // the cache), broken (its run fails).
+    let ids: Vec<i64> = ["main", "main", "broken"]
+        .into_iter()
+        .map(|rev| {
+            let (code, v) = submit(rev);
+            assert_eq!(code, 201, "{v}");
+            v["id"].as_i64().unwrap()
+        })
+        .collect();
+    server.built(ids[0]);
+    server.built(ids[1]);
+    server.wait(ids[2], "failed", |v| state(v) == "failed");
     let events = |kind: &str| -> Vec<String> {
         let (code, v) = server.json("GET", &format!("/api/events?kind={kind}"), None);
         assert_eq!(code, 200, "{v}");

@@ -198,9 +198,16 @@ fn describe(git: Option<&str>, features: &[String]) -> String {
     s
 }
 
-/// Runs git in `dir`; stdout on success, a message (with git's stderr) on failure.
+/// Runs git in `dir` (no hook of the repository runs: `spar serve` builds repositories
+/// that users registered); stdout on success, a message (with git's stderr) on failure.
 fn git_output(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -249,6 +256,12 @@ fn resolve_commit(top: &Path, rev: &str) -> Result<String, String> {
 /// `git archive <commit> | tar -x -C <dest>`.
 fn export_tree(top: &Path, commit: &str, dest: &Path) -> Result<(), String> {
     let mut archive = Command::new("git")
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .arg("-C")
         .arg(top)
         .args(["archive", "--format=tar", commit])

@@ -23,6 +23,10 @@ pub enum Action {
     EngineRegister,
     EngineChange,
     EngineRemove,
+    /// An approver or admin approved a change of an engine that waited.
+    EngineApprove,
+    /// A change, removal or approval of an engine was refused: the caller may not.
+    EngineRefused,
     Signup,
     Accept,
     Reject,
@@ -53,6 +57,8 @@ impl Action {
         Action::EngineRegister,
         Action::EngineChange,
         Action::EngineRemove,
+        Action::EngineApprove,
+        Action::EngineRefused,
         Action::Signup,
         Action::Accept,
         Action::Reject,
@@ -80,6 +86,8 @@ impl Action {
             Action::EngineRegister => "engine-register",
             Action::EngineChange => "engine-change",
             Action::EngineRemove => "engine-remove",
+            Action::EngineApprove => "engine-approve",
+            Action::EngineRefused => "engine-refused",
             Action::Signup => "signup",
             Action::Accept => "accept",
             Action::Reject => "reject",

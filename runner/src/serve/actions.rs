@@ -64,6 +64,7 @@ impl From<super::engines::Refused> for Refusal {
         use super::engines::Refused;
         match e {
             Refused::Bad(m) => Refusal::Bad(m),
+            Refused::Forbidden(m) => Refusal::Forbidden(m),
             Refused::NotFound(m) => Refusal::NotFound(m),
             Refused::Conflict(m) => Refusal::Conflict(m),
             Refused::Internal(m) => Refusal::Internal(m),
@@ -118,8 +119,10 @@ fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
 }
 
 /// Checks and stores a new run (queued, or waiting for an approver: [`waits`]); nothing
-/// is stored when it is refused. Blocking: the check reads files and may start engines
-/// (their `uci` answer).
+/// is stored when it is refused. The checks are static: no engine process, no git, no
+/// build (DESIGN.md §13, "Nothing runs before approval"). A run that names registered
+/// engines is stored unbuilt: the scheduler's builder builds them once it is queued
+/// ([`super::builder`]). Blocking: the check reads files.
 pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     words::check_owned(&s.kind, &s.words).map_err(Refusal::Bad)?;
     let slurm = st.sched.slurm().is_some();
@@ -140,18 +143,23 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
         .prefix("check-")
         .tempdir_in(&tmp)
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    // Registered engines named in the words are built (or found in the cache) and
-    // replaced by their builds' `cmd=`: the run stores and plays the expanded words.
     // Nets named in the words (`net=NAME`), and the engines' default nets, become
     // `option.EvalFile=DATA/nets/SHA` first: `engine=NAME` still says whose default it is.
     let (words, nets) = super::nets::words::expand(st, &s.words).map_err(Refusal::Bad)?;
-    let (words, engines) = super::engines::expand(st, &words)?;
+    // Registered engines named in the words are checked without git or a build; the words
+    // are checked with this spar standing in for their builds (the check starts no engine).
+    let stand_in = std::env::current_exe()
+        .map_err(|e| Refusal::Internal(format!("cannot find this spar's binary: {e}")))?;
+    let (checked, engines) = super::engines::plan(st, &words, &stand_in)?;
     // The opt-in of clock scaling is the server's word: the child never sees it.
-    let plain = super::nps_scale::strip(&words);
+    let plain = super::nps_scale::strip(&checked);
     (st.check)(&s.kind, &plain, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let waits = waits(st, s.owner.as_deref())?;
-    let run = st.db.lock().expect("db lock").insert(
+    // Stored with its engines as named and marked unbuilt at once (under one lock: the
+    // scheduler never sees it built before its engines are).
+    let db = st.db.lock().expect("db lock");
+    let run = db.insert(
         &NewRun {
             kind: &s.kind,
             words: &words,
@@ -165,17 +173,13 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
         |id| st.run_dir(id).to_string_lossy().into_owned(),
     )?;
     if !engines.is_empty() {
-        st.db
-            .lock()
-            .expect("db lock")
-            .insert_run_engines(run.id, &engines)?;
+        db.mark_unbuilt(run.id)?;
+        db.insert_run_engines(run.id, &engines)?;
     }
     if !nets.is_empty() {
-        st.db
-            .lock()
-            .expect("db lock")
-            .insert_run_nets(run.id, &nets)?;
+        db.insert_run_nets(run.id, &nets)?;
     }
+    drop(db);
     std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
     let then = if waits {
         ": it waits for an approver"

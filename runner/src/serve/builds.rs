@@ -71,9 +71,22 @@ pub fn is_url(repo: &str) -> bool {
         .any(|p| repo.starts_with(p))
 }
 
-/// Runs git with `args` in `dir`; stdout on success, git's stderr as the message.
+/// The options every git command of the server starts with: no hook of a repository runs
+/// (a registered repository is its registrant's: its `.git/hooks` and its config are
+/// theirs), nor an fsmonitor command of its config (defence in depth: the commands the
+/// server runs start neither).
+pub const NO_HOOKS: &[&str] = &[
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
+/// Runs git with `args` in `dir` (hooks off: [`NO_HOOKS`]); stdout on success, git's
+/// stderr as the message.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")
+        .args(NO_HOOKS)
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -209,6 +222,7 @@ fn work_tree_of(engine: &str, source: &Path) -> Result<PathBuf, String> {
     if !work.join(".git").exists() {
         let _ = std::fs::remove_dir_all(&work);
         let out = Command::new("git")
+            .args(NO_HOOKS)
             .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
             .arg(source)
             .arg(&work)
@@ -304,6 +318,7 @@ fn make(engine: &str, source: &Path, sha: &str, work: &Path) -> Result<PathBuf, 
     let src = work.join("src");
     let short = &sha[..12.min(sha.len())];
     let out = Command::new("git")
+        .args(NO_HOOKS)
         .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
         .arg(source)
         .arg(&src)

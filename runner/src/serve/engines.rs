@@ -1,13 +1,18 @@
-//! Registered engines: registration (a name, a git repository, how it is built), the
-//! engine words that name one in a run (`engine=NAME rev=REV bench=N`, replaced by the
-//! build's `cmd=` before the run is checked and stored), and the diff between a run's base
-//! and dev commits for its page. The builds themselves are [`super::builds`]'.
+//! Registered engines: registration (a name, a git repository, how it is built, who
+//! registered it), changes and removals (by its owner or an admin; a plain user's change
+//! waits for an approver), the engine words that name one in a run (`engine=NAME rev=REV
+//! bench=N`: checked without git when the run is submitted, [`plan`]; built and replaced by
+//! the build's `cmd=` by the scheduler's builder once the run is queued, [`build`]), and
+//! the diff between a run's base and dev commits for its page. The builds themselves are
+//! [`super::builds`]'.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::builds::{self, check_name, is_url};
+use super::accounts::Caller;
+use super::builds::{self, check_name, is_url, BuildLog, NO_HOOKS};
 use super::db::engines::{Engine, RunEngine};
 use super::state::AppState;
 
@@ -16,9 +21,24 @@ use super::state::AppState;
 #[derive(Debug)]
 pub enum Refused {
     Bad(String),
+    /// 403: the caller may not do it.
+    Forbidden(String),
     NotFound(String),
     Conflict(String),
     Internal(String),
+}
+
+impl Refused {
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            Refused::Bad(m)
+            | Refused::Forbidden(m)
+            | Refused::NotFound(m)
+            | Refused::Conflict(m)
+            | Refused::Internal(m) => m,
+        }
+    }
 }
 
 impl From<String> for Refused {
@@ -51,9 +71,10 @@ fn check_build(build: Option<&str>) -> Result<String, Refused> {
     Ok(build.to_string())
 }
 
-/// The repository of engine `name` as registered (an absolute path, or the URL) and the git
-/// directory the server reads (the path, or its mirror of the URL, cloned or fetched now).
-fn source_of(st: &AppState, name: &str, repo: &str) -> Result<(String, PathBuf), Refused> {
+/// A repository as it will be registered: the URL as given, or the absolute path of a git
+/// repository the server can read (`git rev-parse --git-dir`, hooks off). Nothing is cloned
+/// or fetched.
+fn checked_repo(st: &AppState, repo: &str) -> Result<String, Refused> {
     let repo = repo.trim();
     if repo.is_empty()
         || repo.starts_with('-')
@@ -65,8 +86,7 @@ fn source_of(st: &AppState, name: &str, repo: &str) -> Result<(String, PathBuf),
         )));
     }
     if is_url(repo) {
-        let mirror = mirror(st, name, repo)?;
-        return Ok((repo.to_string(), mirror));
+        return Ok(repo.to_string());
     }
     let path = Path::new(&st.cwd).join(repo);
     let path = std::fs::canonicalize(&path)
@@ -77,7 +97,19 @@ fn source_of(st: &AppState, name: &str, repo: &str) -> Result<(String, PathBuf),
             e.lines().next().unwrap_or("git failed")
         ))
     })?;
-    Ok((path.to_string_lossy().into_owned(), path))
+    Ok(path.to_string_lossy().into_owned())
+}
+
+/// The repository of engine `name` as registered (an absolute path, or the URL) and the git
+/// directory the server reads (the path, or its mirror of the URL, cloned or fetched now).
+fn source_of(st: &AppState, name: &str, repo: &str) -> Result<(String, PathBuf), Refused> {
+    let repo = checked_repo(st, repo)?;
+    if is_url(&repo) {
+        let mirror = mirror(st, name, &repo)?;
+        return Ok((repo, mirror));
+    }
+    let path = PathBuf::from(&repo);
+    Ok((repo, path))
 }
 
 /// The server's mirror of `url` for engine `name`, `DATA/repos/NAME.git`: cloned when
@@ -94,6 +126,7 @@ fn mirror(st: &AppState, name: &str, url: &str) -> Result<PathBuf, Refused> {
     };
     let git = |args: &[&str]| {
         std::process::Command::new("git")
+            .args(NO_HOOKS)
             .args(args)
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(std::process::Stdio::null())
@@ -128,8 +161,9 @@ fn mirror(st: &AppState, name: &str, url: &str) -> Result<PathBuf, Refused> {
     Ok(mirror)
 }
 
-/// Registers an engine (a removed engine's name too); nothing is stored when it is refused.
-pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
+/// Registers an engine (a removed engine's name too) for `owner`, the signed-in caller
+/// (`None` without accounts); nothing is stored when it is refused.
+pub fn register(st: &AppState, r: &Register, owner: Option<&str>) -> Result<Engine, Refused> {
     let name = r.name.trim();
     check_name(name).map_err(Refused::Bad)?;
     let build = check_build(r.build.as_deref())?;
@@ -145,15 +179,16 @@ pub fn register(st: &AppState, r: &Register) -> Result<Engine, Refused> {
     let (shown, source) = source_of(st, name, &r.repo)?;
     let source = source.to_string_lossy().into_owned();
     let db = st.db.lock().expect("db lock");
-    if !db.insert_engine(name, &shown, &source, &build)? {
+    if !db.insert_engine(name, &shown, &source, &build, owner)? {
         return Err(Refused::Conflict(format!(
             "engine {name} is registered already"
         )));
     }
+    let by = owner.map_or(String::new(), |o| format!(" by {o}"));
     let _ = db.event(
         None,
         "engine",
-        &format!("engine {name} registered: {shown} (build {build})"),
+        &format!("engine {name} registered{by}: {shown} (build {build})"),
     );
     Ok(db.engine(name)?.expect("the engine was stored"))
 }
@@ -207,10 +242,51 @@ fn registered(st: &AppState, name: &str) -> Result<Engine, Refused> {
     Ok(e)
 }
 
-/// Changes a registered engine's repository or build; refused (409, with the run ids) while
-/// a queued or running run uses it. Finished runs keep what they recorded.
-pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
+/// Refuses (403) a caller who may not `what` (change, remove) engine `e`: on a server with
+/// accounts only its owner or an admin may; an engine registered before engines had owners
+/// only an admin.
+fn may_change(e: &Engine, caller: &Caller, what: &str) -> Result<(), Refused> {
+    if !caller.accounts || caller.is_admin() {
+        return Ok(());
+    }
+    let name = &e.name;
+    match &e.owner {
+        Some(o) if Some(o.as_str()) == caller.name() => Ok(()),
+        Some(o) => Err(Refused::Forbidden(format!(
+            "engine {name} is {o}'s: only its owner or an admin may {what} it"
+        ))),
+        None => Err(Refused::Forbidden(format!(
+            "engine {name} was registered before engines had owners: only an admin may {what} it"
+        ))),
+    }
+}
+
+/// Whether the caller is a plain user (not trusted, not an approver or admin) on a server
+/// with accounts: their changes of an engine wait for an approver, as their runs do.
+fn plain(caller: &Caller) -> bool {
+    caller.accounts
+        && caller
+            .user
+            .as_ref()
+            .is_some_and(|u| u.role == "user" && !u.trusted)
+}
+
+/// What an edit did: the engine, and whether the change waits for an approver (the engine
+/// keeps its repository and build until then).
+#[derive(Debug)]
+pub struct Edited {
+    pub engine: Engine,
+    pub waits: bool,
+}
+
+/// Changes a registered engine's repository or build, for its owner or an admin ([`may_change`];
+/// 403 otherwise); refused (409, with the run ids) while a queued or running run uses it.
+/// Finished runs keep what they recorded. A plain user's change is checked (a repository
+/// path must be a git repository; a URL is not cloned yet) and waits for an approver
+/// ([`approve_change`]).
+pub fn edit(st: &AppState, name: &str, ed: &Edit, caller: &Caller) -> Result<Edited, Refused> {
     let e = registered(st, name)?;
+    may_change(&e, caller, "change")?;
     let build = match &ed.build {
         Some(b) => check_build(Some(b))?,
         None => e.build.clone(),
@@ -220,9 +296,80 @@ pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
         .as_deref()
         .map(str::trim)
         .filter(|r| !r.is_empty() && *r != e.repo);
+    let unchanged = |e: Engine| Edited {
+        engine: e,
+        waits: false,
+    };
     if repo.is_none() && build == e.build {
-        return Ok(e);
+        return Ok(unchanged(e));
     }
+    if plain(caller) {
+        let shown = match repo {
+            Some(r) => checked_repo(st, r)?,
+            None => e.repo.clone(),
+        };
+        if shown == e.repo && build == e.build {
+            return Ok(unchanged(e));
+        }
+        let by = caller.name().unwrap_or("-");
+        let db = st.db.lock().expect("db lock");
+        db.set_pending_change(name, &shown, &build, by)?;
+        let _ = db.event(
+            None,
+            "engine",
+            &format!(
+                "engine {name}: {by} asks to change it to {shown} (build {build}): the change \
+                 waits for an approver"
+            ),
+        );
+        return Ok(Edited {
+            engine: db.engine(name)?.expect("the engine is stored"),
+            waits: true,
+        });
+    }
+    let engine = apply(st, &e, repo, &build, "")?;
+    Ok(Edited {
+        engine,
+        waits: false,
+    })
+}
+
+/// Approves the change of engine `name` that waits (an approver's or an admin's, never the
+/// asker's): it is made as an admin's change would be (409 while a queued or running run
+/// uses the engine; a URL is mirrored now); 409 when no change waits.
+pub fn approve_change(st: &AppState, name: &str, caller: &Caller) -> Result<Engine, Refused> {
+    let e = registered(st, name)?;
+    let Some(user) = caller.user.as_ref().filter(|_| caller.acts_on_any_run()) else {
+        return Err(Refused::Forbidden(format!(
+            "engine {name}: only an approver or an admin approves a change of an engine (ask \
+             an admin for the role)"
+        )));
+    };
+    let Some(p) = e.pending.clone() else {
+        return Err(Refused::Conflict(format!(
+            "engine {name}: no change of it waits for approval"
+        )));
+    };
+    if p.by == user.name {
+        return Err(Refused::Forbidden(format!(
+            "engine {name}: the change is yours: another approver or an admin must approve it"
+        )));
+    }
+    let repo = (p.repo != e.repo).then_some(p.repo.as_str());
+    let asked = format!(" (asked by {}, approved by {})", p.by, user.name);
+    apply(st, &e, repo, &p.build, &asked)
+}
+
+/// Makes a change of engine `e`: its new repository (`None`: unchanged) and build, the
+/// event's message ending with `why`.
+fn apply(
+    st: &AppState,
+    e: &Engine,
+    repo: Option<&str>,
+    build: &str,
+    why: &str,
+) -> Result<Engine, Refused> {
+    let name = e.name.as_str();
     if repo.is_some() {
         refuse_in_use(st, name, "change its repository", false)?;
     }
@@ -237,20 +384,22 @@ pub fn edit(st: &AppState, name: &str, ed: &Edit) -> Result<Engine, Refused> {
         None => (e.repo.clone(), e.source.clone()),
     };
     let db = st.db.lock().expect("db lock");
-    db.update_engine(name, &shown, &source, &build)?;
+    db.update_engine(name, &shown, &source, build)?;
     let _ = db.event(
         None,
         "engine",
-        &format!("engine {name} changed: {shown} (build {build})"),
+        &format!("engine {name} changed: {shown} (build {build}){why}"),
     );
     Ok(db.engine(name)?.expect("the engine is stored"))
 }
 
-/// Removes a registered engine: refused (409, with the run ids) while a queued or running
-/// run uses it. Its row stays, marked removed (the runs that used it keep their engines,
-/// commits and diffs), and so do its cached builds; its name may be registered again.
-pub fn remove(st: &AppState, name: &str) -> Result<Engine, Refused> {
-    registered(st, name)?;
+/// Removes a registered engine, for its owner or an admin ([`may_change`]; 403 otherwise):
+/// refused (409, with the run ids) while a queued or running run uses it. Its row stays,
+/// marked removed (the runs that used it keep their engines, commits and diffs), and so do
+/// its cached builds; its name may be registered again.
+pub fn remove(st: &AppState, name: &str, caller: &Caller) -> Result<Engine, Refused> {
+    let e = registered(st, name)?;
+    may_change(&e, caller, "remove")?;
     refuse_in_use(st, name, "remove it", false)?;
     let db = st.db.lock().expect("db lock");
     db.remove_engine(name)?;
@@ -307,12 +456,26 @@ pub fn key_value(word: &str) -> Option<(&str, &str)> {
     word.split_once('=')
 }
 
-/// The words with every registered engine replaced by its build (`cmd=BINARY`, and
-/// `args=uci` for a spar build), each revision resolved and built (or found in the cache)
-/// and its bench checked against `bench=`; the rows the run keeps. Refused: an unknown
-/// engine or revision, a bad revision name, a failed build (its last lines), a bench that
-/// differs (both numbers), `engine=` words beside `cmd=`/`git=` or in `--each`.
-pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEngine>), Refused> {
+/// One `--engine` that names a registered engine, as the words give it (checked without
+/// git or a build).
+struct Named {
+    /// Which `--engine`, from 0.
+    position: usize,
+    /// Its `name=` (or `engine N`).
+    variant: String,
+    engine: Engine,
+    rev: String,
+    /// The bench it must print (`bench=`), when given.
+    bench: Option<u64>,
+    /// The span of its words, and whether the first is `--engine=…`.
+    span: Range<usize>,
+    inline: bool,
+}
+
+/// The `--engine`s of `words` that name a registered engine, checked without git or a
+/// build: refused, an unknown or removed engine, a missing or bad revision name, a bench
+/// that is no number, `engine=` words beside `cmd=`/`git=` or in `--each`.
+fn named(st: &AppState, words: &[String]) -> Result<Vec<Named>, Refused> {
     let (engines, each) = groups(words);
     for g in &each {
         for w in &words[g.clone()] {
@@ -326,11 +489,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
             }
         }
     }
-    let mut out = words.to_vec();
-    let mut rows = Vec::new();
-    // Resolved and built in the order of the words (a refusal names the first engine that
-    // fails); replaced from the last group so the earlier spans stay valid.
-    let mut splices = Vec::new();
+    let mut named = Vec::new();
     for (position, g) in engines.iter().enumerate() {
         let group = &words[g.clone()];
         let get = |key: &str| {
@@ -367,42 +526,36 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
                 group.join(" ")
             ))
         })?;
-        let expected = match &bench {
+        builds::check_rev(&rev).map_err(|m| Refused::Bad(format!("engine {engine}: {m}")))?;
+        let bench = match &bench {
             Some(b) => Some(b.parse::<u64>().map_err(|_| {
                 Refused::Bad(format!("bench={b}: the bench's node count, a whole number"))
             })?),
             None => None,
         };
-        let source = PathBuf::from(&e.source);
-        let sha = builds::resolve(&engine, &source, &rev, is_url(&e.repo)).map_err(Refused::Bad)?;
-        let log = |kind: &str, message: &str| {
-            if let Err(e) = st.db.lock().expect("db lock").event(None, kind, message) {
-                eprintln!("spar serve: the event log: {e}");
-            }
-        };
-        let built = builds::ensure(&st.data_dir, &engine, &e.build, &source, &sha, &log)
-            .map_err(Refused::Bad)?;
-        if let Some(x) = expected {
-            if x != built.bench {
-                return Err(Refused::Bad(format!(
-                    "engine {engine} at {rev} ({}): its bench is {}, not bench={x} as given \
-                     (wrong revision or bench?)",
-                    &sha[..12],
-                    built.bench
-                )));
-            }
-        }
-        let variant = group
-            .iter()
-            .filter_map(|w| key_value(w))
-            .filter(|(k, _)| *k == "name")
-            .map(|(_, v)| v.to_string())
-            .next_back()
-            .unwrap_or_else(|| format!("engine {}", position + 1));
-        let binary = built.binary.to_string_lossy().into_owned();
-        let inline = words[g.start].starts_with("--engine=");
+        let variant = get("name").unwrap_or_else(|| format!("engine {}", position + 1));
+        named.push(Named {
+            position,
+            variant,
+            engine: e,
+            rev,
+            bench,
+            span: g.clone(),
+            inline: words[g.start].starts_with("--engine="),
+        });
+    }
+    Ok(named)
+}
+
+/// `words` with each named engine's `engine=`, `rev=`, `bench=` replaced by `cmd=BINARY`
+/// (and `args=uci` for a spar build), `binaries` in the order of `named`.
+fn spliced(words: &[String], named: &[Named], binaries: &[String]) -> Vec<String> {
+    let mut out = words.to_vec();
+    // From the last group, so that the earlier spans stay valid.
+    for (n, binary) in named.iter().zip(binaries).rev() {
+        let group = &words[n.span.clone()];
         let mut replaced: Vec<String> = Vec::new();
-        if inline {
+        if n.inline {
             replaced.push("--engine".into());
         }
         replaced.extend(
@@ -413,25 +566,92 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunEn
                 .map(String::from),
         );
         replaced.push(format!("cmd={binary}"));
-        if e.build == "spar" {
+        if n.engine.build == "spar" {
             replaced.push("args=uci".into());
         }
-        splices.push((g.clone(), replaced));
+        out.splice(n.span.clone(), replaced);
+    }
+    out
+}
+
+/// The registered engines of a run's words, checked without git, a build or an engine
+/// process (what a run that waits for approval may have done to it): the words the CLI's
+/// check reads, each registered engine standing in as `cmd=STAND_IN` (a binary that
+/// exists; the check does not start it), and the rows the run keeps until its engines are
+/// built (the revision as given, no commit yet: `sha` and `binary` empty, `bench` the one
+/// given or 0). Refused as [`named`] refuses.
+pub fn plan(
+    st: &AppState,
+    words: &[String],
+    stand_in: &Path,
+) -> Result<(Vec<String>, Vec<RunEngine>), Refused> {
+    let named = named(st, words)?;
+    let stand_in = stand_in.to_string_lossy().into_owned();
+    let binaries = vec![stand_in; named.len()];
+    let checked = spliced(words, &named, &binaries);
+    let rows = named
+        .iter()
+        .map(|n| RunEngine {
+            position: n.position as i64,
+            variant: n.variant.clone(),
+            engine: n.engine.name.clone(),
+            rev: n.rev.clone(),
+            sha: String::new(),
+            bench: n.bench.unwrap_or(0),
+            binary: String::new(),
+            words: words[n.span.clone()].to_vec(),
+        })
+        .collect();
+    Ok((checked, rows))
+}
+
+/// The words with every registered engine replaced by its build (`cmd=BINARY`, and
+/// `args=uci` for a spar build), each revision resolved (a URL's mirror fetched first) and
+/// built (or found in the cache) and its bench checked against `bench=`; the rows the run
+/// keeps. The scheduler's builder calls it once a run is queued (approved), never an HTTP
+/// request. Refused as [`plan`] refuses, and: an unknown revision, a failed build (its last
+/// lines), a bench that differs (both numbers). Each step of a build goes to `log`.
+pub fn build(
+    st: &AppState,
+    words: &[String],
+    log: BuildLog,
+) -> Result<(Vec<String>, Vec<RunEngine>), Refused> {
+    let named = named(st, words)?;
+    let mut rows = Vec::new();
+    let mut binaries = Vec::new();
+    // Resolved and built in the order of the words: a refusal names the first engine that
+    // fails.
+    for n in &named {
+        let (engine, rev) = (n.engine.name.as_str(), n.rev.as_str());
+        let source = PathBuf::from(&n.engine.source);
+        let sha =
+            builds::resolve(engine, &source, rev, is_url(&n.engine.repo)).map_err(Refused::Bad)?;
+        let built = builds::ensure(&st.data_dir, engine, &n.engine.build, &source, &sha, log)
+            .map_err(Refused::Bad)?;
+        if let Some(x) = n.bench {
+            if x != built.bench {
+                return Err(Refused::Bad(format!(
+                    "engine {engine} at {rev} ({}): its bench is {}, not bench={x} as given \
+                     (wrong revision or bench?)",
+                    &sha[..12],
+                    built.bench
+                )));
+            }
+        }
+        let binary = built.binary.to_string_lossy().into_owned();
         rows.push(RunEngine {
-            position: position as i64,
-            variant,
-            engine,
-            rev,
+            position: n.position as i64,
+            variant: n.variant.clone(),
+            engine: engine.to_string(),
+            rev: rev.to_string(),
             sha,
             bench: built.bench,
-            binary,
-            words: group.to_vec(),
+            binary: binary.clone(),
+            words: words[n.span.clone()].to_vec(),
         });
+        binaries.push(binary);
     }
-    for (g, replaced) in splices.into_iter().rev() {
-        out.splice(g, replaced);
-    }
-    Ok((out, rows))
+    Ok((spliced(words, &named, &binaries), rows))
 }
 
 fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refused> {
@@ -464,9 +684,14 @@ pub struct Diff {
     pub none: Option<String>,
 }
 
-/// The diff base..dev of a run whose first two registered engines are dev and base.
+/// The diff base..dev of a run whose first two registered engines are dev and base, once
+/// they are built (resolved to commits). No external diff or text conversion of the
+/// repository's config runs (`--no-ext-diff --no-textconv`), nor any hook.
 pub fn diff(st: &AppState, rows: &[RunEngine]) -> Option<Diff> {
     let (dev, base) = (rows.first()?, rows.get(1)?);
+    if dev.sha.is_empty() || base.sha.is_empty() {
+        return None;
+    }
     if dev.engine != base.engine {
         return Some(Diff {
             none: Some(format!(
@@ -480,8 +705,12 @@ pub fn diff(st: &AppState, rows: &[RunEngine]) -> Option<Diff> {
     let src = Path::new(&e.source);
     let range = format!("{}..{}", base.sha, dev.sha);
     let run = || -> Result<Diff, String> {
-        let stat = builds::git(src, &["diff", "--stat", &base.sha, &dev.sha, "--"])?;
-        let mut diff = builds::git(src, &["diff", &base.sha, &dev.sha, "--"])?;
+        let plain = ["diff", "--no-ext-diff", "--no-textconv"];
+        let stat = builds::git(
+            src,
+            &[&plain[..], &["--stat", &base.sha, &dev.sha, "--"]].concat(),
+        )?;
+        let mut diff = builds::git(src, &[&plain[..], &[&base.sha, &dev.sha, "--"]].concat())?;
         let truncated = diff.len() > MAX_DIFF;
         if truncated {
             let mut cut = MAX_DIFF;

@@ -12,6 +12,7 @@
 pub mod accounts;
 pub mod action_log;
 pub mod actions;
+pub mod builder;
 pub mod builds;
 pub mod days;
 pub mod db;
@@ -108,6 +109,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         secure_cookie: exposure.secure_cookie(),
     });
     machines::measure_local(state.db.clone());
+    builder::start(state.clone()).map_err(CliError::failure)?;
     let closing = state.clone();
     let sched_handle = sched.clone();
     let db_events = state.db.clone();

@@ -31,6 +31,7 @@ pub fn build(state: Shared) -> Router {
         .route("/engines", get(engines::index).post(engines::submit))
         .route("/engines/{name}/edit", post(engines::edit_form))
         .route("/engines/{name}/remove", post(engines::remove_form))
+        .route("/engines/{name}/approve", post(engines::approve_form))
         .route("/nets", get(nets::index).post(nets::upload_form))
         .route("/nets/default", post(nets::default_form))
         .route("/nets/{name}/remove", post(nets::remove_form))
@@ -54,6 +55,7 @@ pub fn build(state: Shared) -> Router {
                 .patch(engines::patch)
                 .delete(engines::remove),
         )
+        .route("/api/engines/{name}/approve", post(engines::approve))
         .route("/api/engines/{name}/net", post(nets::set_default))
         .route("/api/nets", get(nets::list).post(nets::upload))
         .route("/api/nets/{name}", get(nets::get).delete(nets::remove))

@@ -204,7 +204,14 @@ impl Scheduler {
     /// Reaps, shares, stops and starts.
     fn tick(&self) -> Result<(), String> {
         self.reap()?;
-        let active = self.db.lock().expect("db lock").active()?;
+        // A run whose registered engines are not built yet waits for the builder.
+        let active = {
+            let db = self.db.lock().expect("db lock");
+            let unbuilt = db.unbuilt()?;
+            let mut active = db.active()?;
+            active.retain(|r| !unbuilt.contains(&r.id));
+            active
+        };
         let wants: Vec<Want> = active
             .iter()
             .map(|r| Want {

@@ -170,6 +170,18 @@ impl Server {
         }
     }
 
+    /// Waits until run `id`'s registered engines are built (each has its commit) or the run
+    /// ended without them (its build failed); the run then.
+    pub fn built(&self, id: i64) -> Value {
+        self.wait(id, "its engines built", |v| {
+            let engines = v["engines"].as_array().cloned().unwrap_or_default();
+            engines
+                .iter()
+                .all(|e| !e["sha"].as_str().unwrap_or("").is_empty())
+                || matches!(state(v), "failed" | "finished")
+        })
+    }
+
     pub fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

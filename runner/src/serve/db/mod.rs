@@ -5,6 +5,7 @@
 //! database, is refused with a message that says so.
 
 pub mod action_log;
+pub mod builds;
 pub mod engines;
 pub mod events;
 pub mod machines;

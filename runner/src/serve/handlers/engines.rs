@@ -1,6 +1,7 @@
 //! Registered engines: the JSON API (`GET/POST /api/engines`, `GET/PATCH/DELETE
-//! /api/engines/{name}`), the engines page, its registration form and each engine's edit
-//! and remove forms.
+//! /api/engines/{name}`, `POST /api/engines/{name}/approve`), the engines page, its
+//! registration form and each engine's edit, remove and approve forms. Who may change an
+//! engine is [`engines`]' to say; every action done or refused (403) is logged here.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -15,7 +16,7 @@ use crate::serve::action_log::{self, Action, Target};
 use crate::serve::actions::Refusal;
 use crate::serve::builds;
 use crate::serve::db::engines::Engine;
-use crate::serve::engines::{self, Edit, Register};
+use crate::serve::engines::{self, Edit, Edited, Register};
 use crate::serve::pages::engines::{self as page, EngineForm};
 use crate::serve::state::Shared;
 
@@ -45,28 +46,38 @@ fn engine_json(st: &Shared, e: &Engine) -> Value {
     v
 }
 
-/// The outcome of an engine's registration, change or removal, recorded in the actions
-/// log when it was done.
-fn logged(
+/// The outcome of an engine's registration, change, removal or approval, recorded in the
+/// actions log when it was done (`detail`: what was done, `None`: the engine's repository
+/// and build) or refused because the caller may not (403: `engine-refused`, with the
+/// message).
+fn logged<T>(
     st: &Shared,
     caller: &Caller,
     action: Action,
-    r: Result<Engine, Refusal>,
-) -> Result<Engine, Refusal> {
-    if let Ok(e) = &r {
-        let detail = match action {
-            Action::EngineRemove => String::new(),
-            _ => format!("{} (build {})", e.repo, e.build),
-        };
-        action_log::record(
-            &st.db,
-            caller.name(),
-            action,
-            Target::Engine(&e.name),
-            &detail,
-        );
-    }
+    name: &str,
+    r: Result<T, Refusal>,
+    detail: impl Fn(&T) -> String,
+) -> Result<T, Refusal> {
+    let (action, detail) = match &r {
+        Ok(done) => (action, detail(done)),
+        Err(Refusal::Forbidden(m)) => (Action::EngineRefused, format!("{}: {m}", action.name())),
+        Err(_) => return r,
+    };
+    action_log::record(&st.db, caller.name(), action, Target::Engine(name), &detail);
     r
+}
+
+/// The detail of a registration or a change made: the repository and build.
+fn repo_build(e: &Engine) -> String {
+    format!("{} (build {})", e.repo, e.build)
+}
+
+/// The detail of an edit: the change made, or the change that waits for an approver.
+fn edited(ed: &Edited) -> String {
+    match (&ed.engine.pending, ed.waits) {
+        (Some(p), true) => format!("{} (build {}): waits for an approver", p.repo, p.build),
+        _ => repo_build(&ed.engine),
+    }
 }
 
 /// `GET /api/engines`.
@@ -96,42 +107,68 @@ pub async fn register(
     Extension(c): Extension<Caller>,
     Json(r): Json<Register>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let (name, owner) = (r.name.trim().to_string(), c.name().map(String::from));
     let r = blocking(&st, move |st| {
-        engines::register(st, &r).map_err(Refusal::from)
+        engines::register(st, &r, owner.as_deref()).map_err(Refusal::from)
     })
     .await;
-    let e = logged(&st, &c, Action::EngineRegister, r)?;
+    let e = logged(&st, &c, Action::EngineRegister, &name, r, repo_build)?;
     Ok((StatusCode::CREATED, Json(engine_json(&st, &e))))
 }
 
-/// `PATCH /api/engines/{name}` with `{repo?, build?}`: the engine as changed (409 while a
-/// queued or running run uses it).
+/// `PATCH /api/engines/{name}` with `{repo?, build?}` (its owner or an admin; 403
+/// otherwise): the engine as changed (409 while a queued or running run uses it), or a
+/// plain user's change stored to wait for an approver: 202 and the engine with `pending`.
 pub async fn patch(
     State(st): State<Shared>,
     Extension(c): Extension<Caller>,
     Path(name): Path<String>,
     Json(ed): Json<Edit>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let (n, c2) = (name.clone(), c.clone());
     let r = blocking(&st, move |st| {
-        engines::edit(st, &name, &ed).map_err(Refusal::from)
+        engines::edit(st, &n, &ed, &c2).map_err(Refusal::from)
     })
     .await;
-    let e = logged(&st, &c, Action::EngineChange, r)?;
+    let ed = logged(&st, &c, Action::EngineChange, &name, r, edited)?;
+    let code = if ed.waits {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((code, Json(engine_json(&st, &ed.engine))))
+}
+
+/// `POST /api/engines/{name}/approve` (an approver or an admin, never who asked): the
+/// engine with the change that waited made (409 when none waits, or while a queued or
+/// running run uses it).
+pub async fn approve(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (n, c2) = (name.clone(), c.clone());
+    let r = blocking(&st, move |st| {
+        engines::approve_change(st, &n, &c2).map_err(Refusal::from)
+    })
+    .await;
+    let e = logged(&st, &c, Action::EngineApprove, &name, r, repo_build)?;
     Ok(Json(engine_json(&st, &e)))
 }
 
-/// `DELETE /api/engines/{name}`: the engine, marked removed (409 while a queued or running
-/// run uses it).
+/// `DELETE /api/engines/{name}` (its owner or an admin; 403 otherwise): the engine, marked
+/// removed (409 while a queued or running run uses it).
 pub async fn remove(
     State(st): State<Shared>,
     Extension(c): Extension<Caller>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    let (n, c2) = (name.clone(), c.clone());
     let r = blocking(&st, move |st| {
-        engines::remove(st, &name).map_err(Refusal::from)
+        engines::remove(st, &n, &c2).map_err(Refusal::from)
     })
     .await;
-    let e = logged(&st, &c, Action::EngineRemove, r)?;
+    let e = logged(&st, &c, Action::EngineRemove, &name, r, |_| String::new())?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -144,11 +181,11 @@ pub struct EditForm {
     pub build: String,
 }
 
-/// The engines page after an edit or a removal: back to it, or (refused) the page with
-/// the message at the top and a 4xx.
-fn after_change(st: &Shared, r: Result<Engine, Refusal>) -> Response {
+/// The engines page after an edit, a removal or an approval: back to it, or (refused) the
+/// page with the message at the top and a 4xx.
+fn after_change(st: &Shared, name: &str, r: Result<(), Refusal>) -> Response {
     match r {
-        Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
+        Ok(()) => Redirect::to(&format!("/engines#engine-{name}")).into_response(),
         Err(r) => {
             let form = EngineForm {
                 build: "make".into(),
@@ -172,11 +209,13 @@ pub async fn edit_form(
         repo: Some(f.repo),
         build: Some(f.build).filter(|b| !b.trim().is_empty()),
     };
+    let (n, c2) = (name.clone(), c.clone());
     let r = blocking(&st, move |st| {
-        engines::edit(st, &name, &ed).map_err(Refusal::from)
+        engines::edit(st, &n, &ed, &c2).map_err(Refusal::from)
     })
     .await;
-    after_change(&st, logged(&st, &c, Action::EngineChange, r))
+    let r = logged(&st, &c, Action::EngineChange, &name, r, edited);
+    after_change(&st, &name, r.map(|_| ()))
 }
 
 /// `POST /engines/{name}/remove`.
@@ -185,11 +224,28 @@ pub async fn remove_form(
     Extension(c): Extension<Caller>,
     Path(name): Path<String>,
 ) -> Response {
+    let (n, c2) = (name.clone(), c.clone());
     let r = blocking(&st, move |st| {
-        engines::remove(st, &name).map_err(Refusal::from)
+        engines::remove(st, &n, &c2).map_err(Refusal::from)
     })
     .await;
-    after_change(&st, logged(&st, &c, Action::EngineRemove, r))
+    let r = logged(&st, &c, Action::EngineRemove, &name, r, |_| String::new());
+    after_change(&st, &name, r.map(|_| ()))
+}
+
+/// `POST /engines/{name}/approve`: an approver or an admin approves the change that waits.
+pub async fn approve_form(
+    State(st): State<Shared>,
+    Extension(c): Extension<Caller>,
+    Path(name): Path<String>,
+) -> Response {
+    let (n, c2) = (name.clone(), c.clone());
+    let r = blocking(&st, move |st| {
+        engines::approve_change(st, &n, &c2).map_err(Refusal::from)
+    })
+    .await;
+    let r = logged(&st, &c, Action::EngineApprove, &name, r, repo_build);
+    after_change(&st, &name, r.map(|_| ()))
 }
 
 fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
@@ -238,11 +294,19 @@ pub async fn submit(
         repo: f.repo.clone(),
         build: Some(f.build.clone()),
     };
+    let owner = c.name().map(String::from);
     let r = blocking(&st, move |st| {
-        engines::register(st, &r).map_err(Refusal::from)
+        engines::register(st, &r, owner.as_deref()).map_err(Refusal::from)
     })
     .await;
-    match logged(&st, &c, Action::EngineRegister, r) {
+    match logged(
+        &st,
+        &c,
+        Action::EngineRegister,
+        f.name.trim(),
+        r,
+        repo_build,
+    ) {
         Ok(e) => Redirect::to(&format!("/engines#engine-{}", e.name)).into_response(),
         Err(r) => {
             let form = EngineForm {

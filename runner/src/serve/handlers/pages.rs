@@ -131,7 +131,8 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
         }
         None => words::command_line(&run.kind, &run.words, dir),
     };
-    let st2 = st.clone();
+    let (st2, queued) = (st.clone(), run.state == "queued");
+    let build_log = dir.join(crate::serve::builder::BUILD_LOG);
     let engines = tokio::task::spawn_blocking(move || {
         let rows = st2
             .db
@@ -141,7 +142,8 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
             .unwrap_or_default();
         let diff = engines::diff(&st2, &rows);
         let nets = st2.db.lock().expect("db lock").run_nets(id);
-        pages::engines::run_section(&rows, diff.as_ref())
+        let log = std::fs::read_to_string(&build_log).unwrap_or_default();
+        pages::engines::run_section(&rows, diff.as_ref(), queued, &log)
             + &pages::nets::run_section(&nets.unwrap_or_default())
     })
     .await

@@ -32,7 +32,7 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
     } else {
         b.push_str(
             "<table id=\"engines\"><tr><th>name</th><th>repository</th><th>build</th>\
-             <th>registered</th><th>builds (sha: bench)</th><th>change</th></tr>",
+             <th>registered</th><th>owner</th><th>builds (sha: bench)</th><th>change</th></tr>",
         );
         for (e, builds) in engines {
             let list: Vec<String> = builds
@@ -43,7 +43,9 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
                 .collect();
             b.push_str(&format!(
                 "<tr id=\"engine-{n}\"><td>{n}</td><td><code>{repo}</code></td><td>{build}</td>\
-                 <td>{created} UTC</td><td>{list}</td><td>{change}</td></tr>",
+                 <td>{created} UTC</td><td class=\"owner\">{owner}</td><td>{list}</td>\
+                 <td>{change}</td></tr>",
+                owner = e.owner.as_deref().map_or("–".into(), esc),
                 change = change_forms(e),
                 n = esc(&e.name),
                 repo = esc(&e.repo),
@@ -81,12 +83,26 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
     layout("Engines", &b, "")
 }
 
-/// An engine's edit form (repository, build) and remove button; a removed engine's date.
+/// An engine's edit form (repository, build) and remove button (its owner's or an
+/// admin's), the change that waits for an approver with its approve button; a removed
+/// engine's date.
 fn change_forms(e: &Engine) -> String {
     if e.removed.is_some() {
         return format!("removed {} UTC", time(e.removed));
     }
     let n = esc(&e.name);
+    let pending = e.pending.as_ref().map_or(String::new(), |p| {
+        format!(
+            "<p class=\"pending\" id=\"pending-{n}\">{by} asks to change it to \
+             <code>{repo}</code> (build {build}) on {at} UTC: it waits for an approver or an \
+             admin.</p><form method=\"post\" action=\"/engines/{n}/approve\">\
+             <button type=\"submit\">Approve the change</button></form>",
+            by = esc(&p.by),
+            repo = esc(&p.repo),
+            build = esc(&p.build),
+            at = time(Some(p.at)),
+        )
+    });
     let option = |v: &str| {
         let sel = if e.build == v { " selected" } else { "" };
         format!("<option{sel}>{v}</option>")
@@ -97,20 +113,36 @@ fn change_forms(e: &Engine) -> String {
          <select name=\"build\" aria-label=\"build\">{make}{spar}</select> \
          <button type=\"submit\">Change</button></form>\
          <form method=\"post\" action=\"/engines/{n}/remove\">\
-         <button type=\"submit\">Remove</button></form>",
+         <button type=\"submit\">Remove</button></form>{pending}",
         repo = esc(&e.repo),
         make = option("make"),
         spar = option("spar"),
     )
 }
 
-/// The run page's section on its registered engines.
-pub fn run_section(rows: &[RunEngine], diff: Option<&Diff>) -> String {
+/// The run page's section on its registered engines: before they are built, that they
+/// wait for their build (`building`: the run is queued, so the builder builds them now or
+/// next; otherwise they are built once the run is approved or resumed) and the builder's
+/// log so far (`log`).
+pub fn run_section(rows: &[RunEngine], diff: Option<&Diff>, building: bool, log: &str) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut b = String::from(
-        "<h2>Engines</h2><table id=\"engines\"><tr><th>engine</th><th>registered</th>\
+    let mut b = String::from("<h2>Engines</h2>");
+    if rows.iter().any(|r| r.sha.is_empty()) {
+        b.push_str(if building {
+            "<p id=\"building\">Building: the server builds these engines (then checks \
+             their benches) before the run plays.</p>"
+        } else {
+            "<p id=\"building\">Not built yet: the server builds these engines once the run \
+             is queued (approved, or resumed).</p>"
+        });
+    }
+    if !log.is_empty() {
+        b.push_str(&format!("<pre id=\"build-log\">{}</pre>", esc(log)));
+    }
+    b.push_str(
+        "<table id=\"engines\"><tr><th>engine</th><th>registered</th>\
          <th>revision</th><th>commit</th><th>bench</th></tr>",
     );
     for r in rows {
@@ -120,8 +152,16 @@ pub fn run_section(rows: &[RunEngine], diff: Option<&Diff>) -> String {
             variant = esc(&r.variant),
             engine = esc(&r.engine),
             rev = esc(&r.rev),
-            sha = esc(&r.sha),
-            bench = r.bench,
+            sha = if r.sha.is_empty() {
+                "not built yet".into()
+            } else {
+                esc(&r.sha)
+            },
+            bench = if r.sha.is_empty() {
+                "–".into()
+            } else {
+                r.bench.to_string()
+            },
         ));
     }
     b.push_str("</table>");
