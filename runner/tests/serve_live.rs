@@ -353,7 +353,15 @@ fn open(server: &Server, id: i64) -> (TcpStream, String) {
 fn at_most_256_streams_are_open_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    let server = Server::start(&data, &tmp.path().join("serve.log"));
+    // All the streams come from one address: let it hold more than the server-wide bound.
+    let here = std::env::current_dir().unwrap();
+    let server = Server::start_with(
+        &data,
+        &tmp.path().join("serve.log"),
+        &["--connections-per-address", "400"],
+        None,
+        &here,
+    );
     // A run of a higher priority holds the cores: the second waits, queued (its streams
     // stay open and cost little).
     let long = "--engine name=a --engine name=b --each nodes=400 --games 4000 --seed 13";

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use serve_common::tls::{certificates, client};
 use serve_common::{Reply, Server};
 
 const PASSWORD: &str = "s3cret-pass";
@@ -585,7 +586,12 @@ fn injection_attempts_are_stored_literally_or_refused_never_run_and_always_escap
 #[test]
 fn a_hundred_parallel_submissions_are_each_stored_once() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Arc::new(server_with_admin(dir.path()));
+    let data = dir.path().join("data");
+    add_admin(&data);
+    // A hundred connections at once from one address: more than its default bound (64).
+    let log = dir.path().join("serve.log");
+    let extra = ["--connections-per-address", "128"];
+    let server = Arc::new(Server::start_with(&data, &log, &extra, None, dir.path()));
     let session = sign_in(&server);
     let token = Arc::new(api_token(&server, &session, "parallel"));
     let threads: Vec<_> = (0..100)
@@ -617,27 +623,6 @@ fn a_hundred_parallel_submissions_are_each_stored_once() {
     assert_eq!(listed_ids, ids);
 }
 
-/// A certificate authority and a certificate of `localhost` and 127.0.0.1 signed by it,
-/// written as PEM files in `dir`: the authority's DER.
-fn certificates(dir: &Path) -> Vec<u8> {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca.self_signed(&ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let cert = rcgen::CertificateParams::new(names)
-        .unwrap()
-        .signed_by(&key, &ca, &ca_key)
-        .unwrap();
-    std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
-    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-    let other = rcgen::KeyPair::generate().unwrap();
-    std::fs::write(dir.join("other-key.pem"), other.serialize_pem()).unwrap();
-    ca.der().to_vec()
-}
-
 /// `spar serve --data-dir DATA ARGS…` (with its own `--bind`): the child and the address
 /// of the URL it prints (`scheme` is `http://` or `https://`).
 fn serve(data: &Path, args: &[&str], scheme: &str) -> (std::process::Child, String) {
@@ -664,19 +649,9 @@ fn serve(data: &Path, args: &[&str], scheme: &str) -> (std::process::Child, Stri
 
 /// One HTTPS request to `addr`, trusting only `ca`: the answer.
 fn https(addr: &str, ca: &[u8], request: &str) -> Reply {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca.to_vec().into()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = "localhost".try_into().unwrap();
-    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
     let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let mut tls = client(tcp, ca);
     tls.write_all(request.as_bytes()).unwrap();
     answer(&mut tls)
 }

@@ -69,10 +69,18 @@ pub struct ServeArgs {
     /// host's bench nps (OpenBench's NPS scaling).
     #[arg(long, value_name = "NPS")]
     pub reference_nps: Option<u64>,
+    /// The seconds a client has for its TLS handshake and for each request's line and
+    /// headers; past them its connection is closed [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub header_timeout: Option<u64>,
+    /// The open connections one client address (an IPv6 client: its /64) may hold; one
+    /// more is closed at once [default: 64; with --behind-proxy 1024].
+    #[arg(long, value_name = "N")]
+    pub connections_per_address: Option<usize>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
     /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-    /// `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`); flags
-    /// win.
+    /// `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
+    /// `header-timeout`, `connections-per-address`); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -104,6 +112,8 @@ pub fn run(args: ServeArgs) -> CliResult {
         residual_threshold: args.residual_threshold,
         residual_min_games: args.residual_min_games,
         reference_nps: args.reference_nps,
+        header_timeout: args.header_timeout,
+        connections_per_address: args.connections_per_address,
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {

@@ -20,6 +20,7 @@ pub mod engines;
 pub mod exposure;
 pub mod form_words;
 pub mod handlers;
+pub mod headers;
 pub mod limits;
 pub mod live;
 pub mod machines;
@@ -35,6 +36,7 @@ pub mod share;
 pub mod slurm;
 pub mod state;
 pub mod tls;
+pub mod transport;
 pub mod views;
 pub mod words;
 
@@ -166,21 +168,8 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
             eprintln!("{warning}");
         }
         let app = router::build(state);
-        let served = match tls {
-            Some(config) => {
-                let listener = tls::TlsListener::new(listener, config)
-                    .map_err(|e| CliError::failure(e.to_string()))?;
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(stopped)
-                    .await
-            }
-            None => {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(stopped)
-                    .await
-            }
-        };
-        served.map_err(|e| CliError::failure(format!("the server stopped: {e}")))
+        transport::serve(listener, tls, app, settings.bounds, stopped).await;
+        Ok::<(), CliError>(())
     })?;
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     sched_handle.shutdown(std::time::Duration::from_secs(30));

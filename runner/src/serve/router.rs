@@ -81,5 +81,7 @@ pub fn build(state: Shared) -> Router {
         // Outermost: every request body bounded by its route's class, before anything
         // (the guard included) reads it.
         .layer(middleware::from_fn(limits::bound))
+        // Around everything: the security headers of every answer (serve/headers.rs).
+        .layer(middleware::from_fn(super::headers::secure))
         .with_state(state)
 }

@@ -1,14 +1,15 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-//! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`), then the
-//! flags.
+//! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
+//! `header-timeout`, `connections-per-address`), then the flags.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::exposure::Exposure;
+use super::transport::{Bounds, BEHIND_PROXY_PER_ADDRESS, DEFAULT_PER_ADDRESS};
 
 /// The address `spar serve` binds without `--bind`.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8000";
@@ -46,6 +47,10 @@ pub struct Partial {
     pub residual_min_games: Option<u64>,
     /// The bench speed a `--scale-nps` run's clock is meant for.
     pub reference_nps: Option<u64>,
+    /// The seconds a client has for its TLS handshake and for each request's head.
+    pub header_timeout: Option<u64>,
+    /// The open connections one client address may hold.
+    pub connections_per_address: Option<usize>,
 }
 
 /// fishtest's threshold: a residual beyond ±2.7 is flagged.
@@ -108,6 +113,8 @@ pub struct Settings {
     pub residuals: Limits,
     /// The bench speed a `--scale-nps` run's clock is meant for (`--reference-nps`).
     pub reference_nps: Option<u64>,
+    /// The bounds of the connections (`--header-timeout`, `--connections-per-address`).
+    pub bounds: Bounds,
 }
 
 impl Partial {
@@ -175,11 +182,19 @@ impl Settings {
             shards: shards.unwrap_or(DEFAULT_SHARDS),
             cpus_per_shard: cpus.unwrap_or(1),
         });
+        let behind_proxy = flags.behind_proxy.or(file.behind_proxy).unwrap_or(false);
+        let bounds = bounds(
+            flags.header_timeout.or(file.header_timeout),
+            flags
+                .connections_per_address
+                .or(file.connections_per_address),
+            behind_proxy,
+        )?;
         let exposure = Exposure::new(
             flags.public.or(file.public).unwrap_or(false),
             flags.tls_cert.or(file.tls_cert),
             flags.tls_key.or(file.tls_key),
-            flags.behind_proxy.or(file.behind_proxy).unwrap_or(false),
+            behind_proxy,
         )?;
         Ok(Settings {
             exposure,
@@ -187,6 +202,7 @@ impl Settings {
             net_limit,
             residuals,
             reference_nps,
+            bounds,
             track_spar: flags.track_spar.or(file.track_spar),
             bind: flags
                 .bind
@@ -199,6 +215,37 @@ impl Settings {
             cores,
         })
     }
+}
+
+/// The longest `--header-timeout`: an hour.
+pub const MAX_HEADER_TIMEOUT: u64 = 3600;
+
+/// The connections' bounds: `--header-timeout` (seconds) and `--connections-per-address`,
+/// each checked, or its default (more connections per address behind a proxy, whose own
+/// address every client has).
+fn bounds(timeout: Option<u64>, per_address: Option<usize>, proxy: bool) -> Result<Bounds, String> {
+    let mut b = Bounds::default();
+    if let Some(t) = timeout {
+        if t == 0 || t > MAX_HEADER_TIMEOUT {
+            return Err(format!(
+                "--header-timeout {t}: from 1 to {MAX_HEADER_TIMEOUT} seconds (the time a \
+                 client has for its TLS handshake and each request's headers; default 10)"
+            ));
+        }
+        b.header_timeout = std::time::Duration::from_secs(t);
+    }
+    b.per_address = match per_address {
+        Some(0) => {
+            return Err(format!(
+                "--connections-per-address 0: give at least 1 (the open connections one \
+                 client address may hold; default {DEFAULT_PER_ADDRESS})"
+            ))
+        }
+        Some(n) => n,
+        None if proxy => BEHIND_PROXY_PER_ADDRESS,
+        None => DEFAULT_PER_ADDRESS,
+    };
+    Ok(b)
 }
 
 #[cfg(test)]
@@ -351,5 +398,40 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), zero).is_err());
+    }
+
+    #[test]
+    fn the_connection_bounds_default_and_are_checked() {
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.bounds, Bounds::default());
+        assert_eq!(s.bounds.header_timeout.as_secs(), 10);
+        assert_eq!(s.bounds.per_address, DEFAULT_PER_ADDRESS);
+        let file: Partial =
+            toml::from_str("header-timeout = 3\nconnections-per-address = 8").unwrap();
+        let s = Settings::resolve(file, Partial::default()).unwrap();
+        assert_eq!(
+            (s.bounds.header_timeout.as_secs(), s.bounds.per_address),
+            (3, 8)
+        );
+        // Behind a proxy every client has the proxy's address: a larger default.
+        let proxy = Partial {
+            behind_proxy: Some(true),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(Partial::default(), proxy).unwrap();
+        assert_eq!(s.bounds.per_address, BEHIND_PROXY_PER_ADDRESS);
+        for (timeout, per_address, flag) in [
+            (Some(0), None, "--header-timeout 0"),
+            (Some(3601), None, "--header-timeout 3601"),
+            (None, Some(0), "--connections-per-address 0"),
+        ] {
+            let bad = Partial {
+                header_timeout: timeout,
+                connections_per_address: per_address,
+                ..Partial::default()
+            };
+            let e = Settings::resolve(Partial::default(), bad).unwrap_err();
+            assert!(e.starts_with(flag), "{e}");
+        }
     }
 }

@@ -1,24 +1,14 @@
 //! TLS served by the server itself (`--tls-cert PATH --tls-key PATH`): the PEM files read
-//! at start into a rustls configuration (the `ring` provider, TLS 1.2 and 1.3, HTTP/1.1),
-//! and [`TlsListener`], the listener that `axum::serve` is given: it accepts TCP
-//! connections and hands over those whose handshake succeeded within [`HANDSHAKE`]. A
-//! handshake runs in its own task, so a slow or silent client holds up nobody else.
+//! at start into a rustls configuration (the `ring` provider, TLS 1.2 and 1.3, HTTP/1.1).
+//! The handshakes are made by the accept loop (`transport.rs`), each in its connection's
+//! task and bounded by `--header-timeout`, so a slow or silent client holds up nobody else.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
-use tokio_rustls::server::TlsStream;
-use tokio_rustls::TlsAcceptor;
-
-/// The longest a client may take for its TLS handshake before it is dropped.
-pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// Reads the certificate chain and the private key (PEM) into a server configuration;
 /// `Err` names the file and what is wrong with it.
@@ -62,61 +52,6 @@ pub fn config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
         })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
-}
-
-/// A listener of TLS connections for `axum::serve`.
-pub struct TlsListener {
-    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    addr: SocketAddr,
-}
-
-impl TlsListener {
-    /// Accepts on `tcp` in a task of the current runtime; each handshake in a task of its
-    /// own. Call it inside the runtime.
-    pub fn new(tcp: TcpListener, config: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
-        let addr = tcp.local_addr()?;
-        let (done, ready) = mpsc::channel(64);
-        let acceptor = TlsAcceptor::from(config);
-        tokio::spawn(async move {
-            while !done.is_closed() {
-                let (socket, peer) = match tcp.accept().await {
-                    Ok(s) => s,
-                    // Out of file descriptors and the like: wait, then go on.
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let acceptor = acceptor.clone();
-                let done = done.clone();
-                tokio::spawn(async move {
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(HANDSHAKE, acceptor.accept(socket)).await
-                    {
-                        let _ = done.send((stream, peer)).await;
-                    }
-                });
-            }
-        });
-        Ok(TlsListener { ready, addr })
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(next) => next,
-            // The accepting task has ended: nothing more comes.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.addr)
-    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod accounts;
+pub mod tls;
 
 fn spar() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spar"))
@@ -70,8 +71,9 @@ impl Server {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
+        // `http://ADDR/` or, with TLS, `https://ADDR/`.
         let addr = line
-            .split("http://")
+            .split("://")
             .nth(1)
             .and_then(|r| r.split('/').next())
             .unwrap_or_else(|| panic!("no URL in {line:?}: {}", read(log)))
