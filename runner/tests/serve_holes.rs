@@ -442,3 +442,55 @@ fn many_sign_ins_at_once_keep_the_server_small() {
         );
     }
 }
+
+/// The parameters of handler `module::name` as handlers/MODULE.rs declares them.
+fn handler_params(module: &str, name: &str) -> String {
+    let path = format!(
+        "{}/src/serve/handlers/{module}.rs",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = std::fs::read_to_string(&path).unwrap();
+    let at = src
+        .find(&format!("pub async fn {name}("))
+        .unwrap_or_else(|| panic!("no handler {module}::{name} in {path}"));
+    let rest = &src[at..];
+    rest[..rest.find(") ->").unwrap()].to_string()
+}
+
+#[test]
+fn every_run_route_reads_its_id_through_the_extractors_and_changes_need_the_owner() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/serve/router.rs"))
+        .unwrap();
+    let mut checked = 0;
+    for route in src.split(".route(\"").skip(1) {
+        let path = route.split('"').next().unwrap();
+        if !(path.starts_with("/runs/{id}") || path.starts_with("/api/runs/{id}")) {
+            continue;
+        }
+        let methods = &route[..route.find("\n        .").unwrap_or(route.len())];
+        let mut pairs = Vec::new();
+        for method in ["get", "post", "delete", "patch", "put"] {
+            for (at, _) in methods.match_indices(&format!("{method}(")) {
+                let before = methods[..at].chars().last().unwrap_or(' ');
+                if before.is_alphanumeric() || before == '_' || before == ':' {
+                    continue;
+                }
+                let rest = &methods[at + method.len() + 1..];
+                pairs.push((method, rest.split(')').next().unwrap()));
+            }
+        }
+        for (method, handler) in pairs {
+            let (module, name) = handler.split_once("::").unwrap();
+            let params = handler_params(module, name);
+            let what = format!("{method} {path} → {handler}: {params}");
+            assert!(!params.contains("Path<i64>"), "{what}");
+            if method == "get" {
+                assert!(params.contains("RunId"), "{what}");
+            } else {
+                assert!(params.contains("OwnRun"), "{what}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 17, "{checked}");
+}
