@@ -156,31 +156,34 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     (st.check)(&s.kind, &plain, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let waits = waits(st, s.owner.as_deref())?;
-    // Stored with its engines as named and marked unbuilt at once (under one lock: the
-    // scheduler never sees it built before its engines are).
+    // Stored with its engines as named and marked unbuilt as one unit of the database (and
+    // under one lock: the scheduler never sees it built before its engines are, a crash
+    // never leaves it half stored).
     let db = st.db.lock().expect("db lock");
-    let run = db.insert(
-        &NewRun {
-            kind: &s.kind,
-            words: &words,
-            priority,
-            throughput,
-            note: &note,
-            cwd: &st.cwd,
-            owner: s.owner.as_deref(),
-            waits,
-        },
-        |id| st.run_dir(id).to_string_lossy().into_owned(),
-    )?;
-    if !engines.is_empty() {
-        db.mark_unbuilt(run.id)?;
-        db.insert_run_engines(run.id, &engines)?;
-    }
-    if !nets.is_empty() {
-        db.insert_run_nets(run.id, &nets)?;
-    }
+    let run = db.atomically(|db| {
+        let run = db.insert(
+            &NewRun {
+                kind: &s.kind,
+                words: &words,
+                priority,
+                throughput,
+                note: &note,
+                cwd: &st.cwd,
+                owner: s.owner.as_deref(),
+                waits,
+            },
+            |id| claim_dir(st, id),
+        )?;
+        if !engines.is_empty() {
+            db.mark_unbuilt(run.id)?;
+            db.insert_run_engines(run.id, &engines)?;
+        }
+        if !nets.is_empty() {
+            db.insert_run_nets(run.id, &nets)?;
+        }
+        Ok(run)
+    })?;
     drop(db);
-    std::fs::create_dir_all(&run.dir).map_err(|e| format!("{}: {e}", run.dir))?;
     let then = if waits {
         ": it waits for an approver"
     } else {
@@ -361,6 +364,20 @@ pub fn delete(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> 
     log(st, by, Action::Delete, id, &format!("files in {shown}"));
     let db = st.db.lock().expect("db lock");
     Ok(db.get(id)?.expect("the run is still in the database"))
+}
+
+/// Makes the directory of new run `id` (`create_dir`, not `create_dir_all`: `runs/` is
+/// there): its path, or `None` when it exists already (an orphan, which stays untouched).
+fn claim_dir(st: &AppState, id: i64) -> Result<Option<String>, String> {
+    let dir = st.run_dir(id);
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Ok(Some(dir.to_string_lossy().into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(format!(
+            "{}: cannot make the run's directory: {e}",
+            dir.display()
+        )),
+    }
 }
 
 /// Records an event of run `id` (a failure to record it is only reported).

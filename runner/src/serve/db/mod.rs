@@ -198,6 +198,26 @@ impl Db {
         Ok(db)
     }
 
+    /// Runs `f` as one unit of the database: all its changes or none (a savepoint, so it
+    /// nests inside another one and in a transaction).
+    pub fn atomically<T>(&self, f: impl FnOnce(&Db) -> Result<T, String>) -> Result<T, String> {
+        let err = |e: rusqlite::Error| format!("database: {e}");
+        self.conn.execute_batch("SAVEPOINT unit").map_err(err)?;
+        match f(self) {
+            Ok(v) => {
+                self.conn.execute_batch("RELEASE unit").map_err(err)?;
+                Ok(v)
+            }
+            Err(e) => {
+                let undone = self.conn.execute_batch("ROLLBACK TO unit; RELEASE unit");
+                Err(match undone {
+                    Ok(()) => e,
+                    Err(u) => format!("{e} (and undoing it failed: {u})"),
+                })
+            }
+        }
+    }
+
     /// Applies the migrations after `from`, each in a transaction with its version.
     fn migrate(&mut self, from: i64) -> rusqlite::Result<()> {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {

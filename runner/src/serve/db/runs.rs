@@ -162,35 +162,51 @@ fn db_err(e: rusqlite::Error) -> String {
 }
 
 impl Db {
-    /// Stores a new run (queued, or waiting for an approver) whose directory is `dir_of(id)`; returns it.
-    pub fn insert(&self, new: &NewRun, dir_of: impl Fn(i64) -> String) -> Result<Run> {
+    /// Stores a new run (queued, or waiting for an approver); returns it. Its directory is
+    /// what `claim_dir(id)` made for the id given: `None` when that id's directory exists
+    /// already, and the next id is tried — run ids never reuse a directory.
+    pub fn insert(
+        &self,
+        new: &NewRun,
+        claim_dir: impl Fn(i64) -> std::result::Result<Option<String>, String>,
+    ) -> Result<Run> {
         let words = serde_json::to_string(new.words).map_err(|e| e.to_string())?;
-        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
-        tx.execute(
-            "INSERT INTO runs (kind, words, priority, throughput, note, state, created, dir, cwd, \
-             owner) VALUES (?1, ?2, ?3, ?4, ?5, ?9, ?6, '', ?7, ?8)",
-            params![
-                new.kind,
-                words,
-                new.priority,
-                new.throughput,
-                new.note,
-                now(),
-                new.cwd,
-                new.owner,
-                if new.waits { PENDING } else { "queued" }
-            ],
-        )
-        .map_err(db_err)?;
-        let id = tx.last_insert_rowid();
-        tx.execute(
-            "UPDATE runs SET dir = ?1 WHERE id = ?2",
-            params![dir_of(id), id],
-        )
-        .map_err(db_err)?;
-        tx.commit().map_err(db_err)?;
-        self.get(id)?
-            .ok_or_else(|| "the new run vanished".to_string())
+        self.atomically(|db| {
+            let id = loop {
+                db.conn
+                    .execute(
+                        "INSERT INTO runs (kind, words, priority, throughput, note, state, \
+                         created, dir, cwd, owner) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?9, ?6, '', ?7, ?8)",
+                        params![
+                            new.kind,
+                            words,
+                            new.priority,
+                            new.throughput,
+                            new.note,
+                            now(),
+                            new.cwd,
+                            new.owner,
+                            if new.waits { PENDING } else { "queued" }
+                        ],
+                    )
+                    .map_err(db_err)?;
+                let id = db.conn.last_insert_rowid();
+                if let Some(dir) = claim_dir(id)? {
+                    db.conn
+                        .execute("UPDATE runs SET dir = ?1 WHERE id = ?2", params![dir, id])
+                        .map_err(db_err)?;
+                    break id;
+                }
+                // The id's directory exists already (an orphan, a restored backup): the
+                // id is left behind (AUTOINCREMENT never gives it again), the next taken.
+                db.conn
+                    .execute("DELETE FROM runs WHERE id = ?1", [id])
+                    .map_err(db_err)?;
+            };
+            db.get(id)?
+                .ok_or_else(|| "the new run vanished".to_string())
+        })
     }
 
     /// The run `id` (deleted ones too).
