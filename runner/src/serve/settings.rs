@@ -1,8 +1,8 @@
 //! The server's settings: built-in defaults, then the TOML config file (`--config FILE`,
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
-//! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`), then the
-//! flags.
+//! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
+//! `allow-files`, a list), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +46,8 @@ pub struct Partial {
     pub residual_min_games: Option<u64>,
     /// The bench speed a `--scale-nps` run's clock is meant for.
     pub reference_nps: Option<u64>,
+    /// The directories whose files runs may read (`--allow-files`, repeated).
+    pub allow_files: Option<Vec<PathBuf>>,
 }
 
 /// fishtest's threshold: a residual beyond ±2.7 is flagged.
@@ -108,6 +110,9 @@ pub struct Settings {
     pub residuals: Limits,
     /// The bench speed a `--scale-nps` run's clock is meant for (`--reference-nps`).
     pub reference_nps: Option<u64>,
+    /// The directories whose files runs may read on a server with accounts
+    /// (`--allow-files`; empty: the server's directory and its data directory).
+    pub allow_files: Vec<PathBuf>,
 }
 
 impl Partial {
@@ -182,6 +187,7 @@ impl Settings {
             flags.behind_proxy.or(file.behind_proxy).unwrap_or(false),
         )?;
         Ok(Settings {
+            allow_files: flags.allow_files.or(file.allow_files).unwrap_or_default(),
             exposure,
             slurm,
             net_limit,
@@ -341,6 +347,21 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), bad).is_err());
+    }
+
+    #[test]
+    fn the_allowed_directories_are_set_by_the_file_or_the_flags() {
+        let file: Partial = toml::from_str("allow-files = [\"/srv/books\", \"nets\"]").unwrap();
+        let s = Settings::resolve(file.clone(), Partial::default()).unwrap();
+        assert_eq!(s.allow_files, [Path::new("/srv/books"), Path::new("nets")]);
+        let flags = Partial {
+            allow_files: Some(vec!["/data/books".into()]),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(file, flags).unwrap();
+        assert_eq!(s.allow_files, [Path::new("/data/books")]);
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert!(s.allow_files.is_empty());
     }
 
     #[test]
