@@ -3,7 +3,8 @@
 //! order=random|sequential plies=N start=K`.
 //!
 //! Every opening is checked when the book is loaded (FEN and each move), so a bad book
-//! fails before the first game, with the file, line and text of the problem.
+//! fails before the first game, with the file, line and text of the problem (the text
+//! withheld inside [`crate::quote::withheld`]: a message for the network).
 //!
 //! ```
 //! use data::book::{Book, BookOptions, BookOrder};
@@ -249,6 +250,14 @@ impl fmt::Display for BookError {
             BookError::Io { path, source } => {
                 write!(f, "cannot read opening book {path}: {source}")
             }
+            // For the network: the field and what it must hold, never the line's text.
+            BookError::Fen {
+                path, line, field, ..
+            } if crate::quote::is_withheld() => write!(
+                f,
+                "{path}:{line}: bad FEN {field}: expected {} (fix or delete this line)",
+                crate::quote::fen_expected(field)
+            ),
             BookError::Fen {
                 path,
                 line,
@@ -266,7 +275,8 @@ impl fmt::Display for BookError {
                 reason,
             } => write!(
                 f,
-                "{path}:{line}: {reason} (at '{token}'; fix the game or delete it)"
+                "{path}:{line}: {reason} (at '{}'; fix the game or delete it)",
+                crate::quote::Quoted(token)
             ),
             BookError::Text(e) => write!(f, "cannot read opening book {e}"),
             BookError::Empty { path } => write!(
@@ -645,6 +655,41 @@ mod tests {
         );
         assert_eq!(book.opening(2).start_position().fullmove_number(), 7);
         assert_eq!(book.opening(3).index(), 0, "wraps around");
+    }
+
+    #[test]
+    fn errors_for_the_network_name_the_file_line_and_expectation_never_the_text() {
+        let opts = BookOptions::default();
+        let epd = "4k3/8/8/8/8/8/8/4K3 w - - 0 1\nroot:SECRET-7f3a/x w - -\n";
+        let e = Book::from_epd_str(epd, "b.epd", &opts).unwrap_err();
+        assert!(
+            e.to_string().contains("root:SECRET-7f3a/x"),
+            "the CLI quotes: {e}"
+        );
+        let net = crate::quote::withheld(|| e.to_string());
+        assert!(
+            net.starts_with("b.epd:2: bad FEN placement: expected 8 ranks"),
+            "{net}"
+        );
+        assert!(!net.contains("SECRET") && !net.contains("root"), "{net}");
+        // A PGN game: its bad move and a bad FEN tag.
+        for pgn in [
+            "[Event \"x\"]\n\n1. e4 SECRETmove *\n",
+            "[FEN \"4k3/8/8/8/8/8/8/4K3 SECRET - - 0 1\"]\n\n1. Kd2 *\n",
+            "[Event \"x\"]\n\n1. e4 e5 2. Qh5 Qh4 3. Qxf7 SECRET@ *\n",
+        ] {
+            let cli = Book::from_pgn_str(pgn, "b.pgn", &opts)
+                .unwrap_err()
+                .to_string();
+            assert!(cli.contains("SECRET"), "the CLI quotes: {cli}");
+            let net = crate::quote::withheld(|| {
+                Book::from_pgn_str(pgn, "b.pgn", &opts)
+                    .unwrap_err()
+                    .to_string()
+            });
+            assert!(net.starts_with("b.pgn:"), "{net}");
+            assert!(!net.contains("SECRET"), "{net}");
+        }
     }
 
     #[test]

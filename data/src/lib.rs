@@ -7,6 +7,8 @@
 //! - [`results`]: the per-game results CSV that `--resume` reads back.
 //! - [`text`]: reading outside text: BOM stripping and a bounded line reader.
 //! - [`params_file`]: parameter files (`name, value` lines) for builtin engines.
+//! - [`quote`]: a file's text quoted in error messages, withheld in messages for the
+//!   network.
 //! - [`training`]: training positions for NNUE trainers and tuners (viriformat, bullet
 //!   text), their filters, resumable writers and readers.
 #![deny(missing_docs)]
@@ -14,6 +16,7 @@
 pub mod book;
 pub mod params_file;
 pub mod pgn;
+pub mod quote;
 pub mod results;
 pub mod san;
 pub mod text;

@@ -1,7 +1,9 @@
 //! Parameter files for builtin engines (`--engine … params=FILE`): `name, value` lines
 //! (OpenBench output) or `name, int, value, min, max, c_end, r_end` lines (OpenBench SPSA
 //! input: the value is the start). Blank lines and `#` comments are skipped; a leading BOM
-//! is dropped and lines are bounded ([`crate::text::LineReader`]).
+//! is dropped and lines are bounded ([`crate::text::LineReader`]). Inside
+//! [`crate::quote::withheld`] an error names the file, the line and what is wrong, never the
+//! line's text.
 //!
 //! ```
 //! use engine::params::Params;
@@ -15,8 +17,9 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use engine::params::Params;
+use engine::params::{ParamError, Params};
 
+use crate::quote::{self, Quoted, MARK};
 use crate::text::{LineReader, TextError};
 
 /// Why a parameter file was refused.
@@ -80,13 +83,13 @@ pub fn parse(reader: impl BufRead, name: &str, params: &mut Params) -> Result<()
         if let Some((_, first)) = seen.iter().find(|(n, _)| n == fields[0]) {
             return Err(bad(format!(
                 "{} is set again (first on line {first}); keep one line per parameter",
-                fields[0]
+                Quoted(fields[0])
             )));
         }
         seen.push((fields[0].to_string(), number));
         params
             .set_str(fields[0], value)
-            .map_err(|e| bad(e.to_string()))?;
+            .map_err(|e| bad(quote::unless_withheld(|| e.to_string(), || problem(&e))))?;
     }
     if seen.is_empty() {
         return Err(ParamsFileError::Line {
@@ -97,6 +100,22 @@ pub fn parse(reader: impl BufRead, name: &str, params: &mut Params) -> Result<()
         });
     }
     Ok(())
+}
+
+/// A parameter's problem without the line's text (the name when it is spar's own, never
+/// the value): the network form of [`ParamError`].
+fn problem(e: &ParamError) -> String {
+    match e {
+        ParamError::Unknown(_) => {
+            format!("unknown parameter '{MARK}' (`spar params` lists them all)")
+        }
+        ParamError::OutOfRange { name, min, max, .. } => {
+            format!("parameter '{name}' is out of range: allowed {min}..={max}")
+        }
+        ParamError::NotANumber { name, .. } => {
+            format!("parameter '{name}' needs an integer value")
+        }
+    }
 }
 
 /// Reads a parameter file into `params`; errors name the file and line.
@@ -156,6 +175,41 @@ mod tests {
         assert!(e
             .to_string()
             .starts_with("cannot read parameter file /nonexistent/p.txt"));
+    }
+
+    #[test]
+    fn errors_for_the_network_name_the_line_never_its_text() {
+        let s = first();
+        let cases = [
+            (
+                "SECRET_name, 5\n".to_string(),
+                "p.txt:1: unknown parameter '…' (`spar params` lists them all)".to_string(),
+            ),
+            (
+                format!("{}, SECRET\n", s.name),
+                format!("p.txt:1: parameter '{}' needs an integer value", s.name),
+            ),
+            (
+                format!("{}, {}\n", s.name, i64::from(s.max) + 1000),
+                format!(
+                    "p.txt:1: parameter '{}' is out of range: allowed {}..={}",
+                    s.name, s.min, s.max
+                ),
+            ),
+        ];
+        for (text, net) in cases {
+            let mut p = Params::defaults();
+            let cli = parse(text.as_bytes(), "p.txt", &mut p)
+                .unwrap_err()
+                .to_string();
+            assert_ne!(cli, net, "the CLI keeps its message");
+            let got = crate::quote::withheld(|| {
+                parse(text.as_bytes(), "p.txt", &mut p)
+                    .unwrap_err()
+                    .to_string()
+            });
+            assert_eq!(got, net);
+        }
     }
 
     #[test]

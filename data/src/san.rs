@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::quote::Quoted;
 use engine::position::Position;
 use engine::types::{File, Move, PieceType, Rank, Square};
 
@@ -41,14 +42,21 @@ impl fmt::Display for SanError {
         match self {
             SanError::Syntax { text } => write!(
                 f,
-                "'{text}' is not a move (expected SAN like Nf3, exd5, e8=Q, O-O or UCI like e2e4)"
+                "'{}' is not a move (expected SAN like Nf3, exd5, e8=Q, O-O or UCI like e2e4)",
+                Quoted(text)
             ),
             SanError::Illegal { text, fen } => {
-                write!(f, "'{text}' is not a legal move in {fen}")
+                write!(
+                    f,
+                    "'{}' is not a legal move in {}",
+                    Quoted(text),
+                    Quoted(fen)
+                )
             }
             SanError::Ambiguous { text, candidates } => write!(
                 f,
-                "'{text}' is ambiguous: it matches {} (add the origin file or rank)",
+                "'{}' is ambiguous: it matches {} (add the origin file or rank)",
+                Quoted(text),
                 candidates.join(", ")
             ),
         }

@@ -52,7 +52,9 @@ impl fmt::Display for PgnError {
         write!(
             f,
             "line {}: {} (at '{}')",
-            self.line, self.reason, self.token
+            self.line,
+            self.reason,
+            crate::quote::Quoted(&self.token)
         )
     }
 }
@@ -90,7 +92,7 @@ impl PgnGame {
             Some(fen) => Position::from_fen(fen).map_err(|e| PgnError {
                 line: self.line,
                 token: format!("[FEN \"{fen}\"]"),
-                reason: e.to_string(),
+                reason: crate::quote::fen_error(&e),
             })?,
             None => Position::startpos(),
         };
@@ -277,7 +279,7 @@ pub fn read_games(text: &str) -> Result<Vec<PgnGame>, PgnError> {
                 return Err(PgnError {
                     line: cur.line,
                     token: c.to_string(),
-                    reason: format!("unexpected '{c}'"),
+                    reason: format!("unexpected '{}'", crate::quote::Quoted(&c.to_string())),
                 });
             }
             _ => {

@@ -77,10 +77,15 @@ pub struct ServeArgs {
     /// more is closed at once [default: 64; with --behind-proxy 1024].
     #[arg(long, value_name = "N")]
     pub connections_per_address: Option<usize>,
+    /// On a server with accounts, a directory whose files runs may read (`--book`, `cmd=`,
+    /// `params=`, option files, tables); repeat for more [default: the directory the server
+    /// starts in, and the data directory]. /proc, /etc, /sys and /dev never (docs/serve.md).
+    #[arg(long, value_name = "DIR")]
+    pub allow_files: Vec<PathBuf>,
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
     /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
     /// `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
-    /// `header-timeout`, `connections-per-address`); flags win.
+    /// `header-timeout`, `connections-per-address`, `allow-files` (a list)); flags win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -114,6 +119,7 @@ pub fn run(args: ServeArgs) -> CliResult {
         reference_nps: args.reference_nps,
         header_timeout: args.header_timeout,
         connections_per_address: args.connections_per_address,
+        allow_files: (!args.allow_files.is_empty()).then_some(args.allow_files),
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;
     if let Some(name) = &args.add_admin {
@@ -185,7 +191,19 @@ pub fn check_words_untracked(kind: &str, words: &[String], scratch: &Path) -> Re
     check(kind, words, scratch, false)
 }
 
+/// The message goes to the network: it names files, lines and what is expected, never the
+/// files' bytes. The parsers' quotes are withheld ([`data::quote::withheld`]); then every
+/// run of bytes that the files the words name hold is removed as well
+/// ([`crate::serve::file_access::scrub`]).
 fn check(kind: &str, words: &[String], scratch: &Path, track: bool) -> Result<(), String> {
+    data::quote::withheld(|| check_quoting(kind, words, scratch, track)).map_err(|message| {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        crate::serve::file_access::scrub(&message, words, &cwd)
+    })
+}
+
+/// The check itself, its messages as the command line's.
+fn check_quoting(kind: &str, words: &[String], scratch: &Path, track: bool) -> Result<(), String> {
     let argv = ["spar".to_string(), kind.to_string()]
         .into_iter()
         .chain(words.iter().cloned())
@@ -248,6 +266,58 @@ mod tests {
         assert!(!e.is_empty());
         let e = check("datagen", "--nodes 500").unwrap_err();
         assert!(e.contains("--games"), "{e}");
+    }
+
+    #[test]
+    fn the_servers_check_names_a_bad_line_never_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = dir.path().join("bad.epd");
+        std::fs::write(
+            &book,
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1\nSECRET-9e1d/8 x - -\n",
+        )
+        .unwrap();
+        let words = format!(
+            "--engine name=a --engine name=b --each nodes=400 --games 8 --book {}",
+            book.display()
+        );
+        let e = check("match", &words).unwrap_err();
+        assert!(e.contains("bad.epd:2: bad FEN placement: expected"), "{e}");
+        assert!(!e.contains("SECRET"), "{e}");
+        // The command's own check, outside the server's, still quotes the line.
+        let w: Vec<String> = words.split_whitespace().map(String::from).collect();
+        let cli = check_quoting("match", &w, dir.path(), true).unwrap_err();
+        assert!(cli.contains("SECRET-9e1d/8 x - -"), "{cli}");
+    }
+
+    #[test]
+    fn every_flag_that_names_a_file_is_checked_by_the_server_or_is_its_own() {
+        use crate::serve::file_access::FILE_FLAGS;
+        use crate::serve::words::OWNED;
+        use clap::CommandFactory;
+        let cmd = RunWords::command();
+        let mut seen = 0;
+        for kind in cmd.get_subcommands() {
+            for arg in kind.get_arguments() {
+                let Some(long) = arg.get_long() else {
+                    continue;
+                };
+                let names = arg.get_value_names().unwrap_or_default();
+                if names
+                    .iter()
+                    .any(|n| ["FILE", "DIR", "CSV", "PATH"].iter().any(|f| n.contains(f)))
+                {
+                    let flag = format!("--{long}");
+                    seen += 1;
+                    assert!(
+                        FILE_FLAGS.contains(&flag.as_str()) || OWNED.contains(&flag.as_str()),
+                        "spar {} {flag} names a file: add it to file_access::FILE_FLAGS",
+                        kind.get_name()
+                    );
+                }
+            }
+        }
+        assert!(seen > 10, "{seen}");
     }
 
     #[test]

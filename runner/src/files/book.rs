@@ -2,6 +2,7 @@
 //! the built-in book; pair k plays opening k of the (seeded) order.
 
 use data::book::{Book, BookOptions, BookOrder};
+use data::quote::Quoted;
 
 use crate::play::schedule::OpeningStart;
 
@@ -68,7 +69,7 @@ impl OpeningBook {
                 return Err(format!(
                     "--book {file}:{}: the game is already over in {} ({}): remove the line",
                     o.line(),
-                    pos.to_fen(),
+                    Quoted(&pos.to_fen()),
                     if pos.in_check() {
                         "checkmate"
                     } else {

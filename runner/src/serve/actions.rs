@@ -125,6 +125,9 @@ fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
 /// ([`super::builder`]). Blocking: the check reads files.
 pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     words::check_owned(&s.kind, &s.words).map_err(Refusal::Bad)?;
+    st.files
+        .check(&s.words, s.owner.is_some())
+        .map_err(Refusal::Forbidden)?;
     let slurm = st.sched.slurm().is_some();
     super::nps_scale::check(&s.words, st.sched.reference_nps(), slurm).map_err(Refusal::Bad)?;
     if s.words.len() > MAX_WORDS {

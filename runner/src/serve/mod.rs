@@ -18,6 +18,7 @@ pub mod days;
 pub mod db;
 pub mod engines;
 pub mod exposure;
+pub mod file_access;
 pub mod form_words;
 pub mod handlers;
 pub mod headers;
@@ -98,12 +99,15 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     );
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::failure(format!("no current directory: {e}")))?;
+    let files = file_access::FileAccess::new(&settings.allow_files, &cwd, &data)
+        .map_err(CliError::usage)?;
     let state = Arc::new(AppState {
         db,
         sched: sched.clone(),
         data_dir: data.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
         check,
+        files,
         net_limit: settings.net_limit,
         residuals: settings.residuals,
         streams: Default::default(),

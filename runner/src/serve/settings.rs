@@ -2,7 +2,7 @@
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
 //! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
-//! `header-timeout`, `connections-per-address`), then the flags.
+//! `header-timeout`, `connections-per-address`, `allow-files`, a list), then the flags.
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +51,8 @@ pub struct Partial {
     pub header_timeout: Option<u64>,
     /// The open connections one client address may hold.
     pub connections_per_address: Option<usize>,
+    /// The directories whose files runs may read (`--allow-files`, repeated).
+    pub allow_files: Option<Vec<PathBuf>>,
 }
 
 /// fishtest's threshold: a residual beyond ±2.7 is flagged.
@@ -115,6 +117,9 @@ pub struct Settings {
     pub reference_nps: Option<u64>,
     /// The bounds of the connections (`--header-timeout`, `--connections-per-address`).
     pub bounds: Bounds,
+    /// The directories whose files runs may read on a server with accounts
+    /// (`--allow-files`; empty: the server's directory and its data directory).
+    pub allow_files: Vec<PathBuf>,
 }
 
 impl Partial {
@@ -197,6 +202,7 @@ impl Settings {
             behind_proxy,
         )?;
         Ok(Settings {
+            allow_files: flags.allow_files.or(file.allow_files).unwrap_or_default(),
             exposure,
             slurm,
             net_limit,
@@ -388,6 +394,21 @@ mod tests {
             ..Partial::default()
         };
         assert!(Settings::resolve(Partial::default(), bad).is_err());
+    }
+
+    #[test]
+    fn the_allowed_directories_are_set_by_the_file_or_the_flags() {
+        let file: Partial = toml::from_str("allow-files = [\"/srv/books\", \"nets\"]").unwrap();
+        let s = Settings::resolve(file.clone(), Partial::default()).unwrap();
+        assert_eq!(s.allow_files, [Path::new("/srv/books"), Path::new("nets")]);
+        let flags = Partial {
+            allow_files: Some(vec!["/data/books".into()]),
+            ..Partial::default()
+        };
+        let s = Settings::resolve(file, flags).unwrap();
+        assert_eq!(s.allow_files, [Path::new("/data/books")]);
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert!(s.allow_files.is_empty());
     }
 
     #[test]

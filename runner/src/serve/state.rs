@@ -22,6 +22,8 @@ pub struct AppState {
     /// Where runs are checked and started (relative paths in their words).
     pub cwd: String,
     pub check: CheckWords,
+    /// What the files a run's words name may be ([`super::file_access`]).
+    pub files: super::file_access::FileAccess,
     /// The largest net file an upload may have, in bytes (`--net-limit`).
     pub net_limit: u64,
     /// When a shard's or machine's residual is flagged (`--residual-threshold`,

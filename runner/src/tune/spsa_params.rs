@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use data::quote::Quoted;
 use engine::params::{self, ParamSpec};
 
 /// One parameter under tuning.
@@ -67,12 +68,13 @@ fn parse_fields(line: &str) -> Result<SpsaParam, String> {
                 "float" => {
                     return Err(format!(
                         "'{}' is declared float, but the tuned parameters are integers (the builtin engine's, UCI spin options): write int",
-                        fields[0]
+                        Quoted(fields[0])
                     ))
                 }
                 other => {
                     return Err(format!(
-                        "second field '{other}' should be the type, int (OpenBench form: name, int, start, min, max, c_end, r_end)"
+                        "second field '{}' should be the type, int (OpenBench form: name, int, start, min, max, c_end, r_end)",
+                        Quoted(other)
                     ))
                 }
             }
@@ -92,7 +94,14 @@ fn parse_fields(line: &str) -> Result<SpsaParam, String> {
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite())
-            .ok_or_else(|| format!("{} '{text}' of '{name}' is not a number", what[i]))?;
+            .ok_or_else(|| {
+                format!(
+                    "{} '{}' of '{}' is not a number",
+                    what[i],
+                    Quoted(text),
+                    Quoted(name)
+                )
+            })?;
     }
     let p = SpsaParam {
         name: name.to_string(),
@@ -118,7 +127,7 @@ pub fn check(p: &SpsaParam) -> Result<(), String> {
     let spec = params::spec(&p.name).ok_or_else(|| {
         format!(
             "unknown parameter '{}' (`spar params` lists them all)",
-            p.name
+            Quoted(&p.name)
         )
     })?;
     if p.min > p.max {
@@ -142,19 +151,26 @@ pub fn check_values(p: &SpsaParam) -> Result<(), String> {
     if p.min > p.max {
         return Err(format!(
             "'{}': min {} is above max {}",
-            p.name, p.min, p.max
+            Quoted(&p.name),
+            p.min,
+            p.max
         ));
     }
     if p.start < p.min || p.start > p.max {
         return Err(format!(
             "'{}': start {} is outside {}..={}",
-            p.name, p.start, p.min, p.max
+            Quoted(&p.name),
+            p.start,
+            p.min,
+            p.max
         ));
     }
     if p.c_end <= 0.0 || p.r_end <= 0.0 {
         return Err(format!(
             "'{}': c_end and r_end must be positive (got {} and {})",
-            p.name, p.c_end, p.r_end
+            Quoted(&p.name),
+            p.c_end,
+            p.r_end
         ));
     }
     Ok(())
@@ -179,7 +195,11 @@ fn parse_text_with(
         }
         let p = parse(line).map_err(|e| format!("{origin}:{}: {e}", i + 1))?;
         if out.iter().any(|q| q.name == p.name) {
-            return Err(format!("{origin}:{}: '{}' is listed twice", i + 1, p.name));
+            return Err(format!(
+                "{origin}:{}: '{}' is listed twice",
+                i + 1,
+                Quoted(&p.name)
+            ));
         }
         out.push(p);
     }
