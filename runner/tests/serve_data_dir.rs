@@ -4,6 +4,7 @@
 //! byte for byte as it was: no `runs/`, no lock file made or rewritten.
 
 mod common;
+mod serve_common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,7 +68,8 @@ fn sqlite(path: &Path, sql: &str) {
 #[test]
 fn a_data_directory_spar_may_not_adopt_is_refused_and_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Make, &str)> = vec![
         (
             "foreign",
             Box::new(|d: &Path| {
@@ -115,4 +117,33 @@ fn a_data_directory_spar_may_not_adopt_is_refused_and_left_as_it_was() {
         assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
         assert_eq!(snapshot(&data), before, "{what}: the directory changed");
     }
+}
+
+#[test]
+fn an_orphan_run_directory_is_left_untouched_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let orphan = data.join("runs/1");
+    std::fs::create_dir_all(&orphan).unwrap();
+    std::fs::write(orphan.join("results.csv"), "another match's games\n").unwrap();
+    let before = snapshot(&orphan);
+    let log = dir.path().join("serve.log");
+    let server = serve_common::Server::start(&data, &log);
+    let words = [
+        "--engine",
+        "name=a",
+        "--engine",
+        "name=b",
+        "--each",
+        "nodes=300",
+    ];
+    let words: Vec<&str> = words.into_iter().chain(["--games", "2"]).collect();
+    let body = serde_json::json!({ "kind": "match", "words": words });
+    let (code, v) = server.json("POST", "/api/runs", Some(&body));
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["id"], 2, "{v}");
+    let v = server.wait(2, "finished", |v| serve_common::state(v) == "finished");
+    assert!(v["dir"].as_str().unwrap().ends_with("runs/2"), "{v}");
+    assert_eq!(snapshot(&orphan), before, "the orphan changed");
+    assert!(serve_common::read(&log).contains("has no run in the database"));
 }

@@ -87,10 +87,17 @@ mod tests {
             owner: None,
             waits,
         };
-        let waits = db.insert(&new(true), |id| format!("/d/{id}")).unwrap().id;
-        let queued = db.insert(&new(false), |id| format!("/d/{id}")).unwrap().id;
+        let waits = db
+            .insert(&new(true), |id| Ok(Some(format!("/d/{id}"))))
+            .unwrap()
+            .id;
+        let queued = db
+            .insert(&new(false), |id| Ok(Some(format!("/d/{id}"))))
+            .unwrap()
+            .id;
         // A run that names no registered engine is built from the start.
-        db.insert(&new(false), |id| format!("/d/{id}")).unwrap();
+        db.insert(&new(false), |id| Ok(Some(format!("/d/{id}"))))
+            .unwrap();
         db.mark_unbuilt(waits).unwrap();
         db.mark_unbuilt(queued).unwrap();
         // The run that waits for approval is not built.

@@ -289,7 +289,10 @@ mod tests {
             owner: None,
             waits: false,
         };
-        let id = db.insert(&new, |id| format!("/d/{id}")).unwrap().id;
+        let id = db
+            .insert(&new, |id| Ok(Some(format!("/d/{id}"))))
+            .unwrap()
+            .id;
         let row = RunEngine {
             position: 1,
             variant: "base".into(),

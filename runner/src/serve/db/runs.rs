@@ -376,6 +376,36 @@ mod tests {
     }
 
     #[test]
+    fn an_id_whose_directory_exists_is_skipped_and_never_given_again() {
+        let (_d, db) = db();
+        let words = vec!["--games".to_string(), "2".to_string()];
+        let new = NewRun {
+            kind: "match",
+            words: &words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+            owner: None,
+            waits: false,
+        };
+        // Ids 1 and 2 have directories already (orphans): the run gets 3.
+        let r = db
+            .insert(&new, |id| Ok((id > 2).then(|| format!("/d/{id}"))))
+            .unwrap();
+        assert_eq!((r.id, r.dir.as_str()), (3, "/d/3"));
+        assert!(db.get(1).unwrap().is_none() && db.get(2).unwrap().is_none());
+        let r = db.insert(&new, |id| Ok(Some(format!("/d/{id}")))).unwrap();
+        assert_eq!(r.id, 4);
+        // A failure to make the directory stores nothing: the id is still free.
+        let e = db.insert(&new, |_| Err("disk full".into())).unwrap_err();
+        assert_eq!(e, "disk full");
+        assert!(db.get(5).unwrap().is_none());
+        let r = db.insert(&new, |id| Ok(Some(id.to_string()))).unwrap();
+        assert_eq!(r.id, 5);
+    }
+
+    #[test]
     fn runs_are_stored_listed_and_filtered() {
         let (_d, db) = db();
         let words = vec!["--engine".to_string(), "name=dev".to_string()];
@@ -389,7 +419,9 @@ mod tests {
             owner: None,
             waits: false,
         };
-        let a = db.insert(&new, |id| format!("/d/runs/{id}")).unwrap();
+        let a = db
+            .insert(&new, |id| Ok(Some(format!("/d/runs/{id}"))))
+            .unwrap();
         assert_eq!(a.dir, format!("/d/runs/{}", a.id));
         assert_eq!(a.words, words);
         let b = db
@@ -399,7 +431,7 @@ mod tests {
                     note: "",
                     ..new
                 },
-                |id| id.to_string(),
+                |id| Ok(Some(id.to_string())),
             )
             .unwrap();
         let all = db.list(&Filter::default()).unwrap();
@@ -439,7 +471,7 @@ mod tests {
             owner: Some("ann"),
             waits: true,
         };
-        let r = db.insert(&new, |id| id.to_string()).unwrap();
+        let r = db.insert(&new, |id| Ok(Some(id.to_string()))).unwrap();
         assert_eq!(r.state, PENDING);
         assert!(db.active().unwrap().is_empty());
         assert!(db.approve(r.id, "bob").unwrap());
