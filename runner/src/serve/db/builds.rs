@@ -42,14 +42,15 @@ impl Db {
     /// builds), its engines the rows with their commits and benches, all at once.
     pub fn set_built(&self, id: i64, words: &[String], rows: &[RunEngine]) -> Result<()> {
         let words = serde_json::to_string(words).map_err(|e| e.to_string())?;
-        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
-        tx.execute(
-            "UPDATE runs SET words = ?2, built = 1 WHERE id = ?1",
-            params![id, words],
-        )
-        .map_err(db_err)?;
-        super::engines::store_run_engines(&tx, id, rows)?;
-        tx.commit().map_err(db_err)
+        self.atomically(|db| {
+            db.conn
+                .execute(
+                    "UPDATE runs SET words = ?2, built = 1 WHERE id = ?1",
+                    params![id, words],
+                )
+                .map_err(db_err)?;
+            super::engines::store_run_engines(&db.conn, id, rows)
+        })
     }
 
     /// Run `id`'s build failed: when it is still queued and unbuilt, it fails with

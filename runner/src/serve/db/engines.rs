@@ -196,9 +196,7 @@ impl Db {
     /// Stores the registered engines run `run_id` names (in place of those stored: a run's
     /// engines are stored as named when it is submitted, as built when they are built).
     pub fn insert_run_engines(&self, run_id: i64, rows: &[RunEngine]) -> Result<()> {
-        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
-        store_run_engines(&tx, run_id, rows)?;
-        tx.commit().map_err(db_err)
+        self.atomically(|db| store_run_engines(&db.conn, run_id, rows))
     }
 
     /// The registered engines run `run_id` names, in the order of its words.
