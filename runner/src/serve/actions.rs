@@ -153,7 +153,7 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     // are checked with this spar standing in for their builds (the check starts no engine).
     let stand_in = std::env::current_exe()
         .map_err(|e| Refusal::Internal(format!("cannot find this spar's binary: {e}")))?;
-    let (checked, engines) = super::engines::plan(st, &words, &stand_in)?;
+    let (checked, engines) = super::engine_words::plan(st, &words, &stand_in)?;
     // The opt-in of clock scaling is the server's word: the child never sees it.
     let plain = super::nps_scale::strip(&checked);
     (st.check)(&s.kind, &plain, scratch.path()).map_err(Refusal::Bad)?;

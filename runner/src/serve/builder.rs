@@ -1,9 +1,9 @@
 //! The builder: the scheduler's second thread, which builds the registered engines of the
 //! queued runs before they play (DESIGN.md §13: builds happen in the scheduler, never in
 //! an HTTP request; nothing of a run that waits for approval is built). A run that names
-//! registered engines is stored unbuilt (`engine=NAME rev=REV`, [`super::engines::plan`]);
+//! registered engines is stored unbuilt (`engine=NAME rev=REV`, [`super::engine_words::plan`]);
 //! once it is queued (at once, or when approved) the builder resolves and builds each
-//! revision ([`super::engines::build`]: `git fetch` of a mirror, `make` or cargo, the
+//! revision ([`super::engine_words::build`]: `git fetch` of a mirror, `make` or cargo, the
 //! bench), checks the built words as the CLI does, and stores them: the scheduler starts
 //! only built runs. A failure fails the run with its message (the build's last lines).
 //! Each step of a build goes to the event log and to the run's `build.log`.
@@ -97,7 +97,7 @@ fn built_words(
     note: super::builds::BuildLog,
 ) -> Result<(Vec<String>, Vec<super::db::engines::RunEngine>), String> {
     let (words, rows) =
-        super::engines::build(st, words, note).map_err(|e| e.message().to_string())?;
+        super::engine_words::build(st, words, note).map_err(|e| e.message().to_string())?;
     let tmp = st.data_dir.join("tmp");
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let scratch = tempfile::Builder::new()

@@ -16,6 +16,7 @@ pub mod builder;
 pub mod builds;
 pub mod days;
 pub mod db;
+pub mod engine_words;
 pub mod engines;
 pub mod exposure;
 pub mod file_access;

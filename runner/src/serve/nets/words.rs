@@ -7,7 +7,7 @@
 
 use super::{file_of, EMBEDDED};
 use crate::serve::db::nets::RunNet;
-use crate::serve::engines::{groups, key_value};
+use crate::serve::engine_words::{groups, key_value};
 use crate::serve::state::AppState;
 
 /// Why the words were refused (400).
