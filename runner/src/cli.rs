@@ -337,8 +337,17 @@ impl SlurmArgs {
     /// Shards when `--shards` is not given.
     pub const DEFAULT_SHARDS: u64 = 8;
 
-    /// Refuses the cluster options without `--slurm`.
+    /// Refuses the cluster options without `--slurm`, and zero shards or CPUs per shard
+    /// (named as given, before any other check speaks of what they become).
     pub fn check_local(&self) -> CliResult {
+        if self.shards == Some(0) {
+            return Err(CliError::usage("--shards 0: give at least 1 shard"));
+        }
+        if self.cpus_per_shard == Some(0) {
+            return Err(CliError::usage(
+                "--cpus-per-shard 0: give at least 1 CPU per shard",
+            ));
+        }
         let given = [
             (self.run_dir.is_some(), "--run-dir"),
             (self.shards.is_some(), "--shards"),

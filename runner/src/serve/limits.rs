@@ -83,13 +83,137 @@ pub async fn bound(req: Request, next: Next) -> Response {
             );
         }
     };
+    if let Err(why) = check_text(&parts.headers, &bytes) {
+        return refuse(&path, StatusCode::BAD_REQUEST, &why);
+    }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Checks that what a body says is text a command line can hold: every field of a
+/// URL-encoded form valid UTF-8 once decoded (no silent replacement by U+FFFD), and no NUL
+/// byte in a form's field or a JSON body's string (an argv cannot hold one). `Err` names
+/// the field and what is wrong.
+pub fn check_text(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<(), String> {
+    let kind = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if kind.starts_with("application/x-www-form-urlencoded") {
+        for pair in body.split(|&b| b == b'&') {
+            let mut kv = pair.splitn(2, |&b| b == b'=');
+            let key = decode(kv.next().unwrap_or_default());
+            let value = decode(kv.next().unwrap_or_default());
+            let shown = String::from_utf8_lossy(&key).into_owned();
+            let shown = super::api_errors::shorten(&shown);
+            if std::str::from_utf8(&key).is_err() || std::str::from_utf8(&value).is_err() {
+                return Err(format!(
+                    "the form's field '{shown}' is not valid UTF-8: send the form as UTF-8 text"
+                ));
+            }
+            if key.contains(&0) || value.contains(&0) {
+                return Err(format!(
+                    "the form's field '{shown}' holds a NUL byte, which no command line can \
+                     hold: remove it"
+                ));
+            }
+        }
+    } else if kind.starts_with("application/json") {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+            if let Some(at) = nul_at(&v, String::new()) {
+                return Err(format!(
+                    "{at} holds a NUL byte, which no command line can hold: remove it"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `a%41+b` as bytes: `aA b`.
+fn decode(field: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        match field[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < field.len() => match (hex(field[i + 1]), hex(field[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Where in a JSON value a string holds a NUL: `words[3]`, `note`, `the key 'k'`.
+fn nul_at(v: &serde_json::Value, at: String) -> Option<String> {
+    let shown = |at: &str| {
+        if at.is_empty() {
+            "the body".to_string()
+        } else {
+            at.to_string()
+        }
+    };
+    match v {
+        serde_json::Value::String(s) if s.contains('\0') => Some(shown(&at)),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| nul_at(x, format!("{}[{i}]", shown(&at)))),
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, x)| {
+            if k.contains('\0') {
+                return Some(format!("a key of {}", shown(&at)));
+            }
+            let inner = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            nul_at(x, inner)
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn typed(kind: &str) -> axum::http::HeaderMap {
+        let mut h = axum::http::HeaderMap::new();
+        h.insert(header::CONTENT_TYPE, kind.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn a_nul_or_bad_utf8_in_a_form_or_a_json_string_is_named() {
+        let form = typed("application/x-www-form-urlencoded");
+        check_text(&form, b"kind=match&words=--games+2&note=caf%C3%A9").unwrap();
+        check_text(&form, b"a=%&b=%4").unwrap();
+        let e = check_text(&form, b"kind=match&words=name%3Da%00b").unwrap_err();
+        assert!(e.contains("'words'") && e.contains("NUL"), "{e}");
+        let e = check_text(&form, b"note=caf%E9").unwrap_err();
+        assert!(e.contains("'note'") && e.contains("UTF-8"), "{e}");
+        let e = check_text(&form, b"note=\xff").unwrap_err();
+        assert!(e.contains("UTF-8"), "{e}");
+        let json = typed("application/json");
+        check_text(&json, br#"{"kind":"match","words":["a","b"]}"#).unwrap();
+        check_text(&json, br#"{"words":["a\\u0000"]}"#).unwrap();
+        let e =
+            check_text(&json, br#"{"kind":"match","words":["a","name=a\u0000b"]}"#).unwrap_err();
+        assert!(e.starts_with("words[1] holds a NUL"), "{e}");
+        let e = check_text(&json, br#"{"note":"\u0000"}"#).unwrap_err();
+        assert!(e.starts_with("note holds"), "{e}");
+        // Not JSON: left to the handler, which says so.
+        check_text(&json, b"{not json").unwrap();
+    }
 
     #[test]
     fn each_class_of_route_has_its_limit() {

@@ -12,6 +12,7 @@
 pub mod accounts;
 pub mod action_log;
 pub mod actions;
+pub mod api_errors;
 pub mod builder;
 pub mod builds;
 pub mod days;

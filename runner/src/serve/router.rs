@@ -65,6 +65,7 @@ pub fn build(state: Shared) -> Router {
         .route("/api/machines", get(ops::api_machines))
         .route("/api/machines/{name}/exclude", post(machines::exclude))
         // Accounts.
+        .route("/favicon.ico", get(pages::favicon))
         .route("/login", get(accounts::login_form).post(accounts::login))
         .route("/logout", post(accounts::logout))
         .route("/signup", get(accounts::signup_form).post(accounts::signup))
@@ -76,11 +77,14 @@ pub fn build(state: Shared) -> Router {
         .route("/users/{name}/reject", post(accounts::reject))
         .route("/users/{name}/trust", post(accounts::trust))
         // Every request, of every route above and of any added later, passes the guard:
-        // the caller, and on a server with accounts sign-in, CSRF and a run's owner.
+        // the caller, and on a server with accounts sign-in and CSRF (a run's owner is checked
+        // by the run routes' extractor, serve/accounts/run_access.rs).
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
-        // Outermost: every request body bounded by its route's class, before anything
-        // (the guard included) reads it.
+        // Every request body bounded by its route's class, before anything (the guard
+        // included) reads it; no NUL byte or invalid UTF-8 in what it says.
         .layer(middleware::from_fn(limits::bound))
+        // Every refusal of the API as JSON, its message bounded (serve/api_errors.rs).
+        .layer(middleware::from_fn(super::api_errors::json_refusals))
         // Around everything: the security headers of every answer (serve/headers.rs).
         .layer(middleware::from_fn(super::headers::secure))
         .with_state(state)

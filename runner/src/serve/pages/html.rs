@@ -31,6 +31,7 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <link rel=\"icon\" href=\"data:,\">\
          <title>{t} · spar serve</title><style>{STYLE}</style></head><body>\
          <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
          <a href=\"/engines\">engines</a> · <a href=\"/nets\">nets</a> · \

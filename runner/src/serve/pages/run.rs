@@ -119,9 +119,7 @@ pub fn page(
         "<h2>Note</h2><form method=\"post\" action=\"/runs/{id}/note\">\
          <textarea name=\"note\" rows=\"3\">{note}</textarea><br>\
          <button type=\"submit\">Save the note</button></form>\
-         <h2>Actions</h2>{approve}\
-         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\"><button>Stop</button></form> \
-         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\"><button>Resume</button></form> \
+         <h2>Actions</h2>{approve}{stop}{resume}\
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/priority\">\
          <label>priority <input name=\"priority\" value=\"{p}\" size=\"5\"></label> \
          <label>throughput <input name=\"throughput\" value=\"{t}\" size=\"5\"></label> \
@@ -129,6 +127,23 @@ pub fn page(
          <form class=\"inline\" method=\"post\" action=\"/runs/{id}/delete\">\
          <button>Delete (files move to the archive)</button></form>",
         note = esc(&run.note),
+        // Only what the run's state allows: a finished run neither stops nor resumes.
+        stop = if matches!(run.state.as_str(), "queued" | "running") {
+            format!(
+                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\">\
+                 <button>Stop</button></form> "
+            )
+        } else {
+            String::new()
+        },
+        resume = if matches!(run.state.as_str(), "stopped" | "failed") {
+            format!(
+                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\">\
+                 <button>Resume</button></form> "
+            )
+        } else {
+            String::new()
+        },
         approve = if run.state == PENDING {
             format!(
                 "<p id=\"waits\">This run waits for an approver: an approver or an admin \
