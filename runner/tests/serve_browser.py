@@ -252,6 +252,13 @@ def main():
                 "--engine name=base engine=tiny rev=base bench=1000 "
                 "--each nodes=3000 --games 4000")
         rid2 = submit_run(d, long, "browser stop-resume")
+        # Stored at once; the commits and the diff are on its page once the server's
+        # builder has resolved and built both revisions.
+        def built2(d):
+            run = api_run(d, rid2)
+            return run if all(e["sha"] for e in run["engines"]) else None
+        wait(d, 600, built2, poll=1)
+        d.get(URL + f"/runs/{rid2}")
         assert "a faster search" in text(d, "#log"), "no commit list on the run page"
         assert "search.c" in text(d, "#diffstat"), "no diff on the run page"
         step(f"run {rid2}: the page shows the commits and the diff")

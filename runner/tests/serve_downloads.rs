@@ -12,18 +12,6 @@ use std::time::Duration;
 use serde_json::json;
 use serve_common::{state, Server};
 
-/// The server's resident memory, in MiB (from /proc).
-fn rss_mib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kib / 1024
-}
-
 #[test]
 fn a_two_gib_file_streams_with_the_memory_flat_and_ranges_resume() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,7 +45,7 @@ fn a_two_gib_file_streams_with_the_memory_flat_and_ranges_resume() {
     std::fs::write(run_dir.join("small.bin"), &small).unwrap();
 
     // The whole big file: its length announced, every byte read, the server stays small.
-    let before = rss_mib(&server);
+    let before = server.rss_mib();
     let mut s = TcpStream::connect(&server.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     write!(
@@ -92,11 +80,12 @@ fn a_two_gib_file_streams_with_the_memory_flat_and_ranges_resume() {
         }
         got += n as u64;
         if got % (256 << 20) < n as u64 {
-            most = most.max(rss_mib(&server));
+            most = most.max(server.rss_mib());
         }
     }
     assert_eq!(got, big);
-    let most = most.max(rss_mib(&server));
+    let most = most.max(server.rss_mib());
+    println!("2 GiB sent: the server's RSS at most {most} MiB (before: {before} MiB)");
     assert!(
         most < 100,
         "RSS {most} MiB while sending 2 GiB (before: {before} MiB)"

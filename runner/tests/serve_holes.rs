@@ -454,24 +454,12 @@ fn names_that_differ_only_in_case_are_one_name() {
     assert!(page.contains(">bob<"), "{page}");
 }
 
-/// The server's resident memory, in MiB (from /proc).
-fn rss_mib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kib / 1024
-}
-
 #[test]
 fn many_sign_ins_at_once_keep_the_server_small() {
     let dir = tempfile::tempdir().unwrap();
     let server = server_with_admin(dir.path());
     let credentials = format!("name=root&password={PASSWORD}");
-    let before = rss_mib(&server);
+    let before = server.rss_mib();
     for wave in [32, 200] {
         let codes: Vec<u16> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..wave)
@@ -486,7 +474,10 @@ fn many_sign_ins_at_once_keep_the_server_small() {
             "{wave}: {signed_in} of {codes:?}"
         );
         std::thread::sleep(Duration::from_millis(300));
-        let rss = rss_mib(&server);
+        let rss = server.rss_mib();
+        println!(
+            "{wave} sign-ins at once: {signed_in} signed in, RSS {rss} MiB (before: {before} MiB)"
+        );
         assert!(
             rss < 400,
             "{wave} sign-ins at once: {rss} MiB (before: {before} MiB)"

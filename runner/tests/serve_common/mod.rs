@@ -85,6 +85,18 @@ impl Server {
         }
     }
 
+    /// The server's resident memory, in MiB (from /proc).
+    pub fn rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        kib / 1024
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
