@@ -457,7 +457,17 @@ fn names_that_differ_only_in_case_are_one_name() {
 #[test]
 fn many_sign_ins_at_once_keep_the_server_small() {
     let dir = tempfile::tempdir().unwrap();
-    let server = server_with_admin(dir.path());
+    let data = dir.path().join("data");
+    let o = add_admin(&data, "root", &format!("{PASSWORD}\n"));
+    assert!(o.status.success(), "{o:?}");
+    // 200 clients on one address: more than the default bound of connections per address.
+    let server = Server::start_with(
+        &data,
+        &dir.path().join("serve.log"),
+        &["--connections-per-address", "400"],
+        None,
+        dir.path(),
+    );
     let credentials = format!("name=root&password={PASSWORD}");
     let before = server.rss_mib();
     for wave in [32, 200] {
