@@ -129,18 +129,7 @@ fn an_orphan_run_directory_is_left_untouched_by_the_next_run() {
     let before = snapshot(&orphan);
     let log = dir.path().join("serve.log");
     let server = serve_common::Server::start(&data, &log);
-    let words = [
-        "--engine",
-        "name=a",
-        "--engine",
-        "name=b",
-        "--each",
-        "nodes=300",
-    ];
-    let words: Vec<&str> = words.into_iter().chain(["--games", "2"]).collect();
-    let body = serde_json::json!({ "kind": "match", "words": words });
-    let (code, v) = server.json("POST", "/api/runs", Some(&body));
-    assert_eq!(code, 201, "{v}");
+    let v = server.submit_little_match();
     assert_eq!(v["id"], 2, "{v}");
     let v = server.wait(2, "finished", |v| serve_common::state(v) == "finished");
     assert!(v["dir"].as_str().unwrap().ends_with("runs/2"), "{v}");

@@ -9,7 +9,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use serde_json::json;
 use serve_common::{state, Server};
 
 #[test]
@@ -17,21 +16,7 @@ fn a_two_gib_file_streams_with_the_memory_flat_and_ranges_resume() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = Server::start(&data, &dir.path().join("serve.log"));
-    let words = [
-        "--engine",
-        "name=a",
-        "--engine",
-        "name=b",
-        "--each",
-        "nodes=300",
-    ];
-    let words: Vec<&str> = words.into_iter().chain(["--games", "2"]).collect();
-    let (code, v) = server.json(
-        "POST",
-        "/api/runs",
-        Some(&json!({ "kind": "match", "words": words })),
-    );
-    assert_eq!(code, 201, "{v}");
+    let v = server.submit_little_match();
     let id = v["id"].as_i64().unwrap();
     server.wait(id, "finished", |v| state(v) == "finished");
     // A sparse file of 2 GiB (as a datagen run's positions file is big) and a small one.

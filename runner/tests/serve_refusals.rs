@@ -10,30 +10,10 @@ mod serve_common;
 use serde_json::{json, Value};
 use serve_common::{state, Server};
 
-const WORDS: [&str; 8] = [
-    "--engine",
-    "name=a",
-    "--engine",
-    "name=b",
-    "--each",
-    "nodes=300",
-    "--games",
-    "2",
-];
+const WORDS: [&str; 8] = serve_common::LITTLE_MATCH;
 
 fn server(dir: &tempfile::TempDir) -> Server {
     Server::start(&dir.path().join("data"), &dir.path().join("serve.log"))
-}
-
-/// The little match of [`WORDS`], submitted by the API: the run.
-fn submit(s: &Server) -> Value {
-    let (code, v) = s.json(
-        "POST",
-        "/api/runs",
-        Some(&json!({"kind": "match", "words": WORDS})),
-    );
-    assert_eq!(code, 201, "{v}");
-    v
 }
 
 /// A raw request to the API: its status and the parsed JSON answer (Null when not JSON).
@@ -61,7 +41,7 @@ fn raw(
 fn every_refusal_of_the_api_is_json_with_a_bounded_message() {
     let dir = tempfile::tempdir().unwrap();
     let s = server(&dir);
-    submit(&s);
+    s.submit_little_match();
     let cases: Vec<(&str, &str, Option<&str>, String, u16)> = vec![
         (
             "POST",
@@ -211,7 +191,7 @@ fn nul_bytes_and_invalid_utf8_are_refused_never_stored_or_replaced() {
 fn a_finished_run_offers_no_stop_or_resume_and_the_favicon_is_no_404() {
     let dir = tempfile::tempdir().unwrap();
     let s = server(&dir);
-    let v = submit(&s);
+    let v = s.submit_little_match();
     let id = v["id"].as_i64().unwrap();
     s.wait(id, "finished", |v| state(v) == "finished");
     let page = s.request("GET", &format!("/runs/{id}"), &[], "").body;

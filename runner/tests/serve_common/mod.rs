@@ -18,6 +18,19 @@ fn spar() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spar"))
 }
 
+/// The words of a little match (two games at 300 nodes): what tests submit when any run
+/// will do.
+pub const LITTLE_MATCH: [&str; 8] = [
+    "--engine",
+    "name=a",
+    "--engine",
+    "name=b",
+    "--each",
+    "nodes=300",
+    "--games",
+    "2",
+];
+
 /// A server on a free port, killed (-9) when dropped.
 pub struct Server {
     pub child: Child,
@@ -83,6 +96,14 @@ impl Server {
             addr,
             log: log.to_path_buf(),
         }
+    }
+
+    /// [`LITTLE_MATCH`] submitted by the API (201 asserted): the run.
+    pub fn submit_little_match(&self) -> Value {
+        let body = serde_json::json!({ "kind": "match", "words": LITTLE_MATCH });
+        let (code, v) = self.json("POST", "/api/runs", Some(&body));
+        assert_eq!(code, 201, "{v}");
+        v
     }
 
     /// The server's resident memory, in MiB (from /proc).
