@@ -8,8 +8,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sprt::Decision;
 
-use super::{slurm, words};
+use super::{slurm, views, words};
+use crate::job::StatusView;
 use crate::jobs;
+use crate::jobs::tune::status::TuneView;
 
 /// What a run's files say now.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -60,6 +62,59 @@ pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> L
     out
 }
 
+/// What a run's page shows of its files, read at one moment: the live numbers and, for a
+/// tune, the trajectory view its section draws (from the same read, so the table, the
+/// status lines and the section agree).
+pub struct Reading {
+    /// The numbers and status lines.
+    pub live: Live,
+    /// A tune's view (`None` for the other kinds, or before its files can be read).
+    pub tune: Option<TuneView>,
+}
+
+/// [`of`], with a tune's view from the same read of its files.
+pub fn reading(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Reading {
+    let dir = Path::new(&run.dir);
+    if run.kind != "tune" || !matches!(run.state.as_str(), "queued" | "running") {
+        let live = of(db, run);
+        let tune = (run.kind == "tune").then(|| views::tune(dir)).flatten();
+        return Reading { live, tune };
+    }
+    if !slurm::is_cluster_run(dir) {
+        let tune = views::tune(dir);
+        let live = tune.as_ref().map(tune_numbers).unwrap_or_default();
+        return Reading { live, tune };
+    }
+    // A cluster tune: its view and its shards' lines from one snapshot of the shards.
+    let rd = slurm::run_dir(dir);
+    let snap = jobs::read(&rd).ok().and_then(|(m, job)| {
+        let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
+        let view = jobs::tune::status_cluster::view(&rd, &m, &snap).ok();
+        Some((view, shard_lines(&snap)))
+    });
+    let Some((tune, shards)) = snap else {
+        return Reading {
+            live: Live::default(),
+            tune: None,
+        };
+    };
+    let live = Live {
+        shards,
+        ..tune.as_ref().map(tune_numbers).unwrap_or_default()
+    };
+    Reading { live, tune }
+}
+
+/// A tune's numbers and lines from its view.
+fn tune_numbers(view: &TuneView) -> Live {
+    Live {
+        lines: view.lines(),
+        iteration: view.rows.last().map(|r| r.iteration),
+        games: view.rows.last().map(|r| r.games),
+        ..Live::default()
+    }
+}
+
 /// A datagen run's positions per second: its positions over the seconds from its child's
 /// last start to its end (or now); `None` before it has positions or a start.
 fn rate(run: &super::db::runs::Run, l: &Live) -> Option<f64> {
@@ -82,23 +137,19 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
     if !file.is_file() {
         return out;
     }
-    // A training file is no kind's own file for `spar status` (the match's results CSV is
-    // the catch-all there): datagen's numbers are its complete games.
-    if kind != "datagen" {
-        if let Some(view) = jobs::owning(&file).and_then(|job| job.status_of_file(&file).ok()) {
-            out.lines = view.lines();
-        }
-    }
+    // Each kind's file is read once, so that its numbers and its status lines are of one
+    // moment. A training file is no kind's own file for `spar status` (the match's results
+    // CSV is the catch-all there): datagen's numbers are its complete games.
     match kind {
         "match" | "sprt" => {
             if let Ok(snap) = crate::cluster::status::of_csv(&file) {
+                out.lines = snap.lines();
                 numbers(&snap, &mut out);
             }
         }
         "tune" => {
-            if let Ok(c) = crate::tune::trajectory::read(&file) {
-                out.iteration = c.rows.last().map(|r| r.iteration);
-                out.games = c.rows.last().map(|r| r.games);
+            if let Some(view) = views::tune(dir) {
+                out = tune_numbers(&view);
             }
         }
         "datagen" => {
@@ -122,7 +173,11 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
                 ];
             }
         }
-        _ => {}
+        _ => {
+            if let Some(view) = jobs::owning(&file).and_then(|job| job.status_of_file(&file).ok()) {
+                out.lines = view.lines();
+            }
+        }
     }
     out
 }
@@ -136,13 +191,34 @@ fn cluster(kind: &str, words: &[String], dir: &Path) -> Option<Live> {
     let rd = slurm::run_dir(dir);
     let (m, job) = jobs::read(&rd).ok()?;
     let snap = crate::cluster::status::of_run(&rd, &m, job).ok()?;
-    let lines = if kind == "tune" {
-        job.status(&rd, &m).map(|v| v.lines()).unwrap_or_default()
-    } else {
-        snap.lines()
+    let mut out = Live {
+        lines: snap.lines(),
+        shards: shard_lines(&snap),
+        ..Live::default()
     };
-    let shards = snap
-        .shards
+    match kind {
+        "match" | "sprt" => numbers(&snap, &mut out),
+        "tune" => {
+            // The tune's view from the same snapshot of its shards.
+            if let Ok(view) = jobs::tune::status_cluster::view(&rd, &m, &snap) {
+                out = Live {
+                    shards: out.shards,
+                    ..tune_numbers(&view)
+                };
+            }
+        }
+        "datagen" => {
+            out.games = snap.games_done;
+            out.positions = Some(shard_positions(&rd, &out.shards, words::format_of(words)));
+        }
+        _ => {}
+    }
+    Some(out)
+}
+
+/// The server's lines of a cluster run's shards.
+fn shard_lines(snap: &crate::cluster::status::Snapshot) -> Vec<slurm::Shard> {
+    snap.shards
         .iter()
         .map(|s| slurm::Shard {
             index: s.index,
@@ -153,21 +229,7 @@ fn cluster(kind: &str, words: &[String], dir: &Path) -> Option<Live> {
             stalled: s.stalled,
             failed: s.failed.clone(),
         })
-        .collect();
-    let mut out = Live {
-        lines,
-        shards,
-        ..Live::default()
-    };
-    match kind {
-        "match" | "sprt" => numbers(&snap, &mut out),
-        "datagen" => {
-            out.games = snap.games_done;
-            out.positions = Some(shard_positions(&rd, &out.shards, words::format_of(words)));
-        }
-        _ => {}
-    }
-    Some(out)
+        .collect()
 }
 
 /// A cluster datagen run's positions: those of each shard's complete games (its records'

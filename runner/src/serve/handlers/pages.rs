@@ -121,7 +121,9 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
         Err(e) => return (StatusCode::NOT_FOUND, e.message().to_string()).into_response(),
     };
     let dir = std::path::Path::new(&run.dir);
-    let l = live::of(&st.db, &run);
+    // One read of the run's files for the whole page: its numbers, its status lines and a
+    // tune's section are of one moment.
+    let live::Reading { live: l, tune } = live::reading(&st.db, &run);
     let cluster = crate::serve::slurm::is_cluster_run(dir);
     let has_page = cluster
         || (!matches!(run.kind.as_str(), "datagen" | "report")
@@ -158,7 +160,8 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let (st3, run3, l3) = (st.clone(), run.clone(), l.clone());
     let special = tokio::task::spawn_blocking(move || {
         let machines = super::machines::of_run(&st3, &run3, &l3);
-        special(id, &kind, &d) + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
+        special(id, &kind, &d, tune.as_ref())
+            + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
     })
     .await
     .unwrap_or_default();
@@ -174,12 +177,17 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     .into_response()
 }
 
-/// The section of a run's page that its kind has (a tune's trajectories, a report's
-/// tables), from its files; empty for the other kinds.
-fn special(id: i64, kind: &str, dir: &std::path::Path) -> String {
+/// The section of a run's page that its kind has (a tune's trajectories, from `tune`: the
+/// page's read of its files; a report's tables), from its files; empty for the other kinds.
+fn special(
+    id: i64,
+    kind: &str,
+    dir: &std::path::Path,
+    tune: Option<&crate::jobs::tune::status::TuneView>,
+) -> String {
     match kind {
-        "tune" => views::tune(dir).map_or(String::new(), |v| {
-            pages::tune::section(&v, views::tuned(dir).as_deref())
+        "tune" => tune.map_or(String::new(), |v| {
+            pages::tune::section(v, views::tuned(dir).as_deref())
         }),
         "report" => views::report(dir).map_or(String::new(), |f| pages::report::section(id, &f)),
         _ => String::new(),
