@@ -3,7 +3,7 @@
 opens the index, registers spar's own repository (SPAR_REPO, build `spar`) and a tiny
 engine (REPO, build `make`) from the engines page, submits from the index form's engine
 fields an SPRT of two option sets of spar at HEAD (the net against `option.Eval=hce`) at
-a node limit — the server builds that commit with cargo while the POST waits —, watches
+a node limit — the server's builder builds that commit with cargo after the POST —, watches
 the run page reach H1 without reloading (the page's live script updates it), finds the
 run by search, and stops and resumes a second run (of the tiny engine at two revisions,
 whose page shows the commits and the diff).
@@ -27,8 +27,9 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL, REPO, DRIVER, SPAR_REPO, SPAR_SHA, SPAR_BENCH = sys.argv[1:7]
 
-# How long the submit of the first spar run may take: the server builds spar at SPAR_SHA
-# (a full `cargo build --release`, fat LTO) before it answers the POST.
+# How long the first spar run may wait for its build: the server's builder builds spar at
+# SPAR_SHA (`cargo build --profile ci`: the test sets SPAR_BUILD_PROFILE=ci) in a cache that
+# may be cold on a fresh clone.
 BUILD_WAIT = 3600
 
 

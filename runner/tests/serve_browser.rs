@@ -7,9 +7,10 @@
 //! finds it by search, and stops and resumes a second run (of a tiny git engine made here,
 //! whose Makefile builds a script "engine" that runs this spar as its UCI engine, at two
 //! revisions: its page shows the commits and the diff). The steps are `serve_browser.py`.
-//! The server builds HEAD — the committed code, not the working tree's changes — with a
-//! full `cargo build --release` in `target/spar-builds/` of the checkout (cached by commit:
-//! a second run of the test at the same HEAD builds nothing). A second test (issue 32, "Done when";
+//! The server builds HEAD — the committed code, not the working tree's changes — with
+//! `cargo build --profile ci` (`SPAR_BUILD_PROFILE=ci`: optimised like release, without fat
+//! LTO) in `target/spar-builds/` of the checkout (cached by commit: a second run of the test
+//! at the same HEAD builds nothing; the cache is kept between runs of the same clone). A second test (issue 32, "Done when";
 //! its steps are `serve_browser_approvals.py`), on a server with accounts: two people sign
 //! up, the admin accepts one as a user and one as an approver, the user submits a run that
 //! waits, the approver approves it, it plays, and the actions log page shows each step.
@@ -145,7 +146,16 @@ fn a_browser_registers_spar_itself_submits_watches_searches_stops_and_resumes() 
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("tiny");
     tiny_engine(&repo, &tmp.path().join("builds.txt"));
-    let server = Server::start(&tmp.path().join("data"), &tmp.path().join("serve.log"));
+    // The server builds spar with the tests' `ci` profile (no fat LTO: minutes less on a
+    // fresh clone's cold cache), cached apart from release builds.
+    let here = std::env::current_dir().unwrap();
+    let server = Server::start_env(
+        &tmp.path().join("data"),
+        &tmp.path().join("serve.log"),
+        &[],
+        &[("SPAR_BUILD_PROFILE", "ci")],
+        &here,
+    );
     let url = server.url();
     let bench = bench.map(|b| b.to_string()).unwrap_or_default();
     let args = [

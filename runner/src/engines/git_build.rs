@@ -28,6 +28,14 @@
 //!
 //! `<features>` is the sorted, de-duplicated feature list joined with `+`, or `default`.
 //! Binaries are installed by copy + rename, so a running engine is never overwritten.
+//!
+//! ## The cargo profile
+//!
+//! Builds use `--release` (fat LTO: the speed users measure). `SPAR_BUILD_PROFILE=NAME`
+//! in spar's environment builds with `--profile NAME` instead (the tests and CI set `ci`:
+//! the same optimisation without fat LTO, minutes less on a cold cache); such a build is
+//! cached under a key ending in `-NAME` (`<commit>-<features>-ci/spar`), never mixed with
+//! the release builds.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -112,7 +120,11 @@ pub fn ensure_built(
     let what = describe(git, features);
     let top = toplevel(repo_root).map_err(|e| format!("cannot build {what}: {e}"))?;
     let cache = cache_dir(&top);
-    let fkey = features_key(features);
+    let profile = build_profile()?;
+    let fkey = match &profile {
+        Some(p) => format!("{}-{p}", features_key(features)),
+        None => features_key(features),
+    };
     let features: Vec<String> = {
         let mut f: Vec<String> = features
             .iter()
@@ -158,8 +170,14 @@ pub fn ensure_built(
                      (is it a spar revision?)"
                 ));
             }
-            let built = cargo_build(src.path(), &cache.join("target"), &features, quiet)
-                .map_err(|e| format!("building {what} ({short}) failed: {e}"))?;
+            let built = cargo_build(
+                src.path(),
+                &cache.join("target"),
+                &features,
+                profile.as_deref(),
+                quiet,
+            )
+            .map_err(|e| format!("building {what} ({short}) failed: {e}"))?;
             install(&built, &dir)
         }
         None => {
@@ -174,8 +192,14 @@ pub fn ensure_built(
                     top.display()
                 );
             }
-            let built = cargo_build(&top, &cache.join("target"), &features, quiet)
-                .map_err(|e| format!("building {what} from the working tree failed: {e}"))?;
+            let built = cargo_build(
+                &top,
+                &cache.join("target"),
+                &features,
+                profile.as_deref(),
+                quiet,
+            )
+            .map_err(|e| format!("building {what} from the working tree failed: {e}"))?;
             install(&built, &cache.join(format!("worktree-{fkey}")))
         }
     }
@@ -300,16 +324,48 @@ fn export_tree(top: &Path, commit: &str, dest: &Path) -> Result<(), String> {
 
 /// `cargo build --release -p runner [--features …] --target-dir <target>` in `src`; returns the
 /// path of the built `spar` binary.
+/// The cargo profile of builds: `None` for `--release`, else the name that
+/// `SPAR_BUILD_PROFILE` gives (letters, digits, `-` and `_`).
+pub fn build_profile() -> Result<Option<String>, String> {
+    profile_of(std::env::var_os("SPAR_BUILD_PROFILE"))
+}
+
+/// The profile a value of `SPAR_BUILD_PROFILE` names ([`build_profile`]).
+fn profile_of(value: Option<std::ffi::OsString>) -> Result<Option<String>, String> {
+    let Some(v) = value else {
+        return Ok(None);
+    };
+    let v = v.to_string_lossy().into_owned();
+    match v.as_str() {
+        "" | "release" => Ok(None),
+        p if p
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+        {
+            Ok(Some(p.to_string()))
+        }
+        _ => Err(format!(
+            "SPAR_BUILD_PROFILE={v:?} is not a cargo profile name (letters, digits, - and _; \
+             unset it for --release)"
+        )),
+    }
+}
+
 fn cargo_build(
     src: &Path,
     target: &Path,
     features: &[String],
+    profile: Option<&str>,
     quiet: bool,
 ) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
-    cmd.current_dir(src)
-        .args(["build", "--release", "-p", "runner", "--bin", "spar"])
+    cmd.current_dir(src).args(["build"]);
+    match profile {
+        Some(p) => cmd.args(["--profile", p]),
+        None => cmd.arg("--release"),
+    };
+    cmd.args(["-p", "runner", "--bin", "spar"])
         .arg("--manifest-path")
         .arg(src.join("Cargo.toml"))
         .arg("--target-dir")
@@ -360,7 +416,11 @@ fn cargo_build(
         ));
     }
     let binary = target
-        .join("release")
+        .join(match profile {
+            None | Some("bench") => "release",
+            Some("dev" | "test") => "debug",
+            Some(p) => p,
+        })
         .join(format!("spar{}", std::env::consts::EXE_SUFFIX));
     if binary.is_file() {
         Ok(binary)
@@ -410,6 +470,17 @@ fn install(built: &Path, dir: &Path) -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_build_profile_is_release_unless_named() {
+        use super::profile_of;
+        assert_eq!(profile_of(None), Ok(None));
+        assert_eq!(profile_of(Some("".into())), Ok(None));
+        assert_eq!(profile_of(Some("release".into())), Ok(None));
+        assert_eq!(profile_of(Some("ci".into())), Ok(Some("ci".into())));
+        let bad = profile_of(Some("../x".into())).unwrap_err();
+        assert!(bad.contains("SPAR_BUILD_PROFILE=\"../x\""), "{bad}");
+    }
+
     use super::*;
     use std::time::{Duration, Instant};
 
