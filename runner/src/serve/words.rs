@@ -174,7 +174,8 @@ pub fn replay(cwd: &str, command: &str) -> String {
     format!("cd {} && {command}", quote(cwd))
 }
 
-/// One word for a POSIX shell: as it is when it is plain, else in single quotes.
+/// One word for a POSIX shell: as it is when it is plain (`name=a` stays unquoted), else
+/// as the `shell-words` crate quotes it, which the form's splitter reads back.
 fn quote(w: &str) -> String {
     let plain = !w.is_empty()
         && w.chars()
@@ -182,7 +183,7 @@ fn quote(w: &str) -> String {
     if plain {
         w.to_string()
     } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
+        shell_words::quote(w).into_owned()
     }
 }
 

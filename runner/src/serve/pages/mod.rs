@@ -161,40 +161,14 @@ function poll(){
 setInterval(poll,2000);
 </script>"#;
 
-/// Splits a textarea of words like a shell, without a shell: whitespace separates words;
-/// single or double quotes keep whitespace in one (no escapes, no expansion).
+/// Splits a textarea of words as a POSIX shell splits a command line, without a shell:
+/// whitespace separates words, single and double quotes and backslashes keep what they
+/// quote in one word (no expansion) — the inverse of the quoting of a run page's command
+/// line ([`crate::serve::words::command_line`]): both are the `shell-words` crate's.
 pub fn split_words(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    for c in text.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => word.push(c),
-            None if c == '\'' || c == '"' => {
-                quote = Some(c);
-                in_word = true;
-            }
-            None if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            None => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if quote.is_some() {
-        return Err("a quote in the words is not closed".into());
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
+    shell_words::split(text).map_err(|_| {
+        "a quote in the words is not closed (or the words end with a lone backslash)".into()
+    })
 }
 
 #[cfg(test)]
@@ -216,6 +190,15 @@ mod tests {
             ]
         );
         assert!(split_words("'open").is_err());
+        // A command line copied from a run page pastes back as the same words.
+        let words = ["--engine", "cmd=/a b/it's", "args=-x \\y", "", "name=a\"b"];
+        let line = crate::serve::words::command_line(
+            "match",
+            &words.map(String::from),
+            std::path::Path::new("/r"),
+        );
+        let back = split_words(&line).unwrap();
+        assert_eq!(back[2..7], words);
         assert!(split_words("   ").unwrap().is_empty());
     }
 
