@@ -77,6 +77,11 @@ pub struct ServeArgs {
     /// more is closed at once [default: 64; with --behind-proxy 1024].
     #[arg(long, value_name = "N")]
     pub connections_per_address: Option<usize>,
+    /// The free space the data directory keeps: below it new runs are refused (507) and
+    /// queued runs wait, and the index says so; a size such as 1G, 512M, 8MiB, 0 (off)
+    /// [default: 1G].
+    #[arg(long, value_name = "SIZE")]
+    pub min_free: Option<String>,
     /// On a server with accounts, a directory whose files runs may read (`--book`, `cmd=`,
     /// `params=`, option files, tables); repeat for more [default: the directory the server
     /// starts in, and the data directory]. /proc, /etc, /sys and /dev never (docs/serve.md).
@@ -85,7 +90,8 @@ pub struct ServeArgs {
     /// A TOML file with the same keys (`bind`, `data-dir`, `cores`, `slurm`, `partition`,
     /// `shards`, `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
     /// `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
-    /// `header-timeout`, `connections-per-address`, `allow-files` (a list)); flags win.
+    /// `header-timeout`, `connections-per-address`, `min-free`, `allow-files` (a list)); flags
+    /// win.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Make an admin account NAME in the data directory (the password from standard input,
@@ -119,6 +125,7 @@ pub fn run(args: ServeArgs) -> CliResult {
         reference_nps: args.reference_nps,
         header_timeout: args.header_timeout,
         connections_per_address: args.connections_per_address,
+        min_free: args.min_free,
         allow_files: (!args.allow_files.is_empty()).then_some(args.allow_files),
     };
     let settings = Settings::resolve(file, flags).map_err(CliError::usage)?;

@@ -25,6 +25,8 @@ pub enum Refusal {
     NotFound(String),
     /// 409: the run's state does not allow it.
     Conflict(String),
+    /// 507: the data directory's free space is under `--min-free`.
+    InsufficientStorage(String),
     /// 500.
     Internal(String),
 }
@@ -37,6 +39,7 @@ impl Refusal {
             Refusal::Forbidden(_) => 403,
             Refusal::NotFound(_) => 404,
             Refusal::Conflict(_) => 409,
+            Refusal::InsufficientStorage(_) => 507,
             Refusal::Internal(_) => 500,
         }
     }
@@ -48,6 +51,7 @@ impl Refusal {
             | Refusal::Forbidden(m)
             | Refusal::NotFound(m)
             | Refusal::Conflict(m)
+            | Refusal::InsufficientStorage(m)
             | Refusal::Internal(m) => m,
         }
     }
@@ -119,11 +123,15 @@ fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
 }
 
 /// Checks and stores a new run (queued, or waiting for an approver: [`waits`]); nothing
-/// is stored when it is refused. The checks are static: no engine process, no git, no
+/// is stored when it is refused: first of all while the data directory's free space is
+/// under `--min-free` (507). The checks are static: no engine process, no git, no
 /// build (DESIGN.md §13, "Nothing runs before approval"). A run that names registered
 /// engines is stored unbuilt: the scheduler's builder builds them once it is queued
 /// ([`super::builder`]). Blocking: the check reads files.
 pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
+    if let Some(why) = st.sched.space().refusal() {
+        return Err(Refusal::InsufficientStorage(why));
+    }
     words::check_owned(&s.kind, &s.words).map_err(Refusal::Bad)?;
     st.files
         .check(&s.words, s.owner.is_some())

@@ -17,6 +17,7 @@ pub mod builder;
 pub mod builds;
 pub mod days;
 pub mod db;
+pub mod disk;
 pub mod engine_words;
 pub mod engines;
 pub mod exposure;
@@ -88,12 +89,22 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         .check_accounts(has_admin, &data.display().to_string())
         .map_err(CliError::usage)?;
     report_orphans(&data, &db);
+    // The reserve holds room to record a run's end on a full disk (made when there is room).
+    let space = Arc::new(disk::Space::new(&data, settings.min_free));
+    if !space.keep_reserve() {
+        eprintln!(
+            "spar serve: {}: not made ({} free in {}): made once there is room",
+            disk::reserve::path(&data).display(),
+            space.free().map_or("?".into(), disk::size::show),
+            data.display()
+        );
+    }
     let db = Arc::new(Mutex::new(db));
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failure(format!("cannot find this spar's binary: {e}")))?;
     let track = track_spar(settings.track_spar.as_deref())?;
     let sched = Arc::new(
-        scheduler::Scheduler::new(settings.cores, exe, db.clone())
+        scheduler::Scheduler::new(settings.cores, exe, db.clone(), space)
             .map_err(CliError::failure)?
             .with_slurm(settings.slurm.clone())
             .with_track(track)

@@ -2,12 +2,15 @@
 //! the same keys as the flags: `bind`, `data-dir`, `cores`, `slurm`, `partition`, `shards`,
 //! `cpus-per-shard`, `track-spar`, `net-limit`, `public`, `tls-cert`, `tls-key`,
 //! `behind-proxy`, `residual-threshold`, `residual-min-games`, `reference-nps`,
-//! `header-timeout`, `connections-per-address`, `allow-files`, a list), then the flags.
+//! `header-timeout`, `connections-per-address`, `min-free`, `allow-files`, a list), then the
+//! flags.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::disk::size::{self, SIZE_FORM};
+use super::disk::DEFAULT_MIN_FREE;
 use super::exposure::Exposure;
 use super::transport::{Bounds, BEHIND_PROXY_PER_ADDRESS, DEFAULT_PER_ADDRESS};
 
@@ -51,8 +54,26 @@ pub struct Partial {
     pub header_timeout: Option<u64>,
     /// The open connections one client address may hold.
     pub connections_per_address: Option<usize>,
+    /// The free space the data directory keeps (`1G`, `512M`, `0`: off; in the file also
+    /// a number of bytes).
+    #[serde(default, deserialize_with = "size_word")]
+    pub min_free: Option<String>,
     /// The directories whose files runs may read (`--allow-files`, repeated).
     pub allow_files: Option<Vec<PathBuf>>,
+}
+
+/// A size in the config file: a word (`"1G"`) or a number of bytes (`0`).
+fn size_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Word {
+        Text(String),
+        Bytes(u64),
+    }
+    Ok(Option::<Word>::deserialize(d)?.map(|w| match w {
+        Word::Text(t) => t,
+        Word::Bytes(b) => b.to_string(),
+    }))
 }
 
 /// fishtest's threshold: a residual beyond ±2.7 is flagged.
@@ -120,6 +141,9 @@ pub struct Settings {
     /// The directories whose files runs may read on a server with accounts
     /// (`--allow-files`; empty: the server's directory and its data directory).
     pub allow_files: Vec<PathBuf>,
+    /// The free space the data directory keeps, in bytes (`--min-free`; 0: no threshold):
+    /// below it new runs are refused (507) and queued runs wait.
+    pub min_free: u64,
 }
 
 impl Partial {
@@ -201,7 +225,17 @@ impl Settings {
             flags.tls_key.or(file.tls_key),
             behind_proxy,
         )?;
+        let min_free = match flags.min_free.or(file.min_free) {
+            None => DEFAULT_MIN_FREE,
+            Some(text) => size::parse(&text).map_err(|e| {
+                format!(
+                    "--min-free {e}: give {SIZE_FORM}; the free space the data directory keeps \
+                     (below it new runs are refused; default 1G)"
+                )
+            })?,
+        };
         Ok(Settings {
+            min_free,
             allow_files: flags.allow_files.or(file.allow_files).unwrap_or_default(),
             exposure,
             slurm,
@@ -409,6 +443,36 @@ mod tests {
         assert_eq!(s.allow_files, [Path::new("/data/books")]);
         let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
         assert!(s.allow_files.is_empty());
+    }
+
+    #[test]
+    fn the_min_free_is_a_size_from_the_file_or_the_flag() {
+        let s = Settings::resolve(Partial::default(), Partial::default()).unwrap();
+        assert_eq!(s.min_free, 1 << 30);
+        let file: Partial = toml::from_str("min-free = \"512M\"").unwrap();
+        let s = Settings::resolve(file.clone(), Partial::default()).unwrap();
+        assert_eq!(s.min_free, 512 << 20);
+        let file0: Partial = toml::from_str("min-free = 0").unwrap();
+        assert_eq!(
+            Settings::resolve(file0, Partial::default())
+                .unwrap()
+                .min_free,
+            0
+        );
+        let flags = Partial {
+            min_free: Some("8M".into()),
+            ..Partial::default()
+        };
+        assert_eq!(Settings::resolve(file, flags).unwrap().min_free, 8 << 20);
+        for bad in ["12X", "lots", "-1", "1.5"] {
+            let flags = Partial {
+                min_free: Some(bad.into()),
+                ..Partial::default()
+            };
+            let e = Settings::resolve(Partial::default(), flags).unwrap_err();
+            assert!(e.starts_with(&format!("--min-free '{bad}'")), "{e}");
+            assert!(e.contains("such as 1G, 512M"), "{e}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The `events` table: the server's log of what happened to runs (submitted, started,
 //! stopped, re-balanced, finished, failed, deleted…), to itself (started, stopped, an
-//! orphan run directory) and to the registered engines (registered, changed, removed; each
-//! build started, built, taken from the cache, failed). Written by the scheduler, the
+//! orphan run directory, its disk nearly full and space back) and to the registered
+//! engines (registered, changed, removed; each build started, built, taken from the cache,
+//! failed). Written by the scheduler, the
 //! actions, the engines and the server's start; read by `/events` and `/api/events`,
 //! newest first.
 
@@ -33,6 +34,7 @@ pub const KINDS: &[&str] = &[
     "build-failure",
     "net",
     "machine",
+    "disk",
 ];
 
 /// One event.

@@ -209,6 +209,11 @@ impl Db {
                 Ok(v)
             }
             Err(e) => {
+                // After some errors (a full disk) SQLite has rolled the whole transaction
+                // back itself: there is nothing left to undo.
+                if self.conn.is_autocommit() {
+                    return Err(e);
+                }
                 let undone = self.conn.execute_batch("ROLLBACK TO unit; RELEASE unit");
                 Err(match undone {
                     Ok(()) => e,

@@ -17,13 +17,15 @@ use crate::serve::state::Shared;
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
-/// A run with its live numbers (read from its files) and its cores now.
+/// A run with its live numbers (read from its files), its cores now and, for a run that
+/// failed for a reason the server knows, its `reason` (`disk full: …`; else null).
 pub fn run_json(st: &Shared, run: &Run) -> Value {
     let numbers = live::of(&st.db, run);
     let mut v = serde_json::to_value(run).unwrap_or_default();
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));
     v["url"] = json!(format!("/runs/{}", run.id));
+    v["reason"] = json!(crate::serve::disk::reason(run));
     let engines = st.db.lock().expect("db lock").run_engines(run.id);
     v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
     let nets = st.db.lock().expect("db lock").run_nets(run.id);

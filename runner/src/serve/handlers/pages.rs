@@ -50,6 +50,10 @@ pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
                 &engines,
                 st.sched.cores(),
                 form,
+                &pages::index::Notices {
+                    disk: st.sched.space().banner(),
+                    unrecorded: st.sched.unrecorded(),
+                },
             )),
         )
             .into_response(),

@@ -1,5 +1,7 @@
-//! The index: running, queued, waiting for approval (when any) and finished runs (verdict
-//! colours), and the new-run form.
+//! The index: the server's notices (its disk nearly full, runs whose end the database could
+//! not record yet), running, queued, waiting for approval (when any) and finished runs
+//! (verdict colours; a failed run's reason when it is known, `failed: disk full`), and the
+//! new-run form.
 
 use super::html::{esc, layout};
 use super::{rows, LIVE_SCRIPT, TABLE_HEAD};
@@ -26,6 +28,34 @@ pub struct FormState {
     pub error: Option<String>,
 }
 
+/// What the server has to say above the runs.
+#[derive(Default)]
+pub struct Notices {
+    /// The data directory's free space is under `--min-free` (`Space::banner`).
+    pub disk: Option<String>,
+    /// Runs whose end the database could not record yet, each with what it will record.
+    pub unrecorded: Vec<(i64, String)>,
+}
+
+impl Notices {
+    /// The notices as HTML (nothing when there are none).
+    fn html(&self) -> String {
+        let mut out = String::new();
+        if let Some(d) = &self.disk {
+            out.push_str(&format!("<p class=\"err\" id=\"disk\">{}</p>", esc(d)));
+        }
+        for (id, what) in &self.unrecorded {
+            out.push_str(&format!(
+                "<p class=\"err\" id=\"unrecorded-{id}\"><a href=\"/runs/{id}\">Run {id}</a> \
+                 {}: the database cannot record it yet (the disk is full); it is recorded once \
+                 there is room, and the run is not started again.</p>",
+                esc(what)
+            ));
+        }
+        out
+    }
+}
+
 /// The index page; `engines`: the registered engines' names, for the form.
 pub fn page(
     runs: &[(Run, Live)],
@@ -33,6 +63,7 @@ pub fn page(
     engines: &[String],
     cores: usize,
     form: &FormState,
+    notices: &Notices,
 ) -> String {
     let section = |id: &str, title: &str, states: &[&str]| {
         let these: Vec<(Run, Live)> = runs
@@ -52,7 +83,10 @@ pub fn page(
             rows(&these)
         )
     };
-    let mut body = format!("<p>{cores} cores shared among the running runs.</p>");
+    let mut body = notices.html();
+    body.push_str(&format!(
+        "<p>{cores} cores shared among the running runs.</p>"
+    ));
     body.push_str(&section("running", "Running", &["running"]));
     body.push_str(&section("queued", "Queued", &["queued"]));
     if runs.iter().any(|(r, _)| r.state == PENDING) {

@@ -33,6 +33,20 @@ fn row_class(run: &Run, live: &Live) -> &'static str {
 pub const TABLE_HEAD: &str = "<table><tr><th>run</th><th>kind</th><th>state</th>\
 <th>words</th><th>games</th><th>Elo</th><th>LLR</th><th>note</th></tr>";
 
+/// A run's state as its row shows it: `failed: disk full` (the whole reason in its title)
+/// when the server knows why it failed, else the state.
+fn state_cell(run: &Run) -> String {
+    match super::disk::reason(run) {
+        Some(reason) => format!(
+            "<td data-f=\"state\" title=\"{}\">{}: {}</td>",
+            esc(reason),
+            esc(&run.state),
+            esc(super::disk::REASON_PREFIX.trim_end_matches([':', ' ']))
+        ),
+        None => format!("<td data-f=\"state\">{}</td>", esc(&run.state)),
+    }
+}
+
 /// One table row per run, each cell marked for the live script (`data-f`).
 pub fn rows(runs: &[(Run, Live)]) -> String {
     let mut out = String::new();
@@ -40,12 +54,13 @@ pub fn rows(runs: &[(Run, Live)]) -> String {
         out.push_str(&format!(
             "<tr id=\"run-{id}\" class=\"{class}\" data-id=\"{id}\" data-state=\"{state}\">\
              <td><a href=\"/runs/{id}\">{id}</a></td><td>{kind}</td>\
-             <td data-f=\"state\">{state}</td><td class=\"words\">{words}</td>\
+             {state_cell}<td class=\"words\">{words}</td>\
              <td data-f=\"games\">{games}</td><td data-f=\"elo\">{elo}</td>\
              <td data-f=\"llr\">{llr}</td><td>{note}</td></tr>",
             id = run.id,
             class = row_class(run, live),
             state = esc(&run.state),
+            state_cell = state_cell(run),
             kind = esc(&run.kind),
             words = esc(&run.words.join(" ")),
             games = live.games.map_or("–".to_string(), |g| g.to_string()),
@@ -89,7 +104,7 @@ pub const LIVE_SCRIPT: &str = r#"<script>
 function fmt(v,d){return (v===null||v===undefined)?"–":Number(v).toFixed(d);}
 function fill(el,r){
   var l=r.live||{};
-  var f={state:r.state,games:(l.games===null||l.games===undefined)?"–":String(l.games),
+  var f={state:r.reason?r.state+": "+r.reason.split(":")[0]:r.state,games:(l.games===null||l.games===undefined)?"–":String(l.games),
     elo:(l.elo===null||l.elo===undefined)?"–":fmt(l.elo,2)+" ± "+fmt(l.elo_error,2),
     llr:(l.llr===null||l.llr===undefined)?"–":fmt(l.llr,2)+" ("+fmt(l.lower,2)+", "+fmt(l.upper,2)+")",
     wdl:(l.wins===null||l.wins===undefined)?"–":l.wins+"-"+l.losses+"-"+l.draws,

@@ -64,8 +64,11 @@ pub fn page(
             true => "(nothing)",
             false => run.stderr_tail.as_str(),
         };
+        let why = crate::serve::disk::reason(run).map_or(String::new(), |r| {
+            format!("<p class=\"err\" id=\"reason\">{}</p>", esc(r))
+        });
         b.push_str(&format!(
-            "<h2>Failure</h2><p class=\"err\">The run failed with {code}; the last lines of its \
+            "<h2>Failure</h2>{why}<p class=\"err\">The run failed with {code}; the last lines of its \
              stderr:</p><pre id=\"stderr\">{tail}</pre><p>To replay it (in a shell):</p>\
              <pre id=\"replay\">{replay}</pre><p><a href=\"/events?run={id}&amp;kind=failure\">\
              The failure in the event log</a></p>",

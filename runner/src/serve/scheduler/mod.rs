@@ -8,6 +8,13 @@
 //! (SIGINT to its group: spar keeps what is complete) and, when it should go on, started
 //! again with `--resume` and its new concurrency. Node-limited games do not depend on the
 //! concurrency, so this changes no result.
+//!
+//! How a child's end becomes its run's state, and why a failure is never restarted in a
+//! loop (a full disk, issue 56), is [`ends`]. While the data directory's free space is under
+//! `--min-free` ([`super::disk`]) no child starts: queued runs wait, running ones play on
+//! with the cores they have.
+
+mod ends;
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
@@ -24,9 +31,11 @@ use nix::unistd::Pid;
 
 use super::db::runs::Run;
 use super::db::Db;
+use super::disk::Space;
 use super::settings::SlurmSettings;
 use super::share::{share, Want};
 use super::words;
+use ends::{Backoffs, End};
 
 /// How long a stopped child has to finish its games before it is killed.
 const GRACE: Duration = Duration::from_secs(60);
@@ -37,6 +46,8 @@ const TAIL_LINES: usize = 20;
 /// One child.
 struct Playing {
     child: Child,
+    /// Its run as it was when it started (its kind, words and directory).
+    run: Run,
     cores: usize,
     /// When the server asked it to stop.
     stopping: Option<Instant>,
@@ -72,22 +83,41 @@ pub struct Scheduler {
     track: Option<PathBuf>,
     /// The bench speed `--scale-nps` runs' clocks are meant for (`--reference-nps`).
     reference_nps: Option<u64>,
+    /// The data directory's free space, its `--min-free` and its reserve.
+    space: Arc<Space>,
+    /// Ends of children that the database could not record yet (the disk is full), by run:
+    /// such a run is never started again; each tick tries to record them.
+    unrecorded: Mutex<HashMap<i64, End>>,
+    /// Runs whose child failed the same way twice or more in a row: their next start waits.
+    backoffs: Mutex<Backoffs>,
+    /// Whether the free space was under `--min-free` at the last tick.
+    low: AtomicBool,
 }
 
 impl Scheduler {
-    /// A scheduler of `cores` cores starting `exe` (this spar) for the runs in `db`. The
-    /// runs left `running` by an earlier server are queued again (their files resume).
-    pub fn new(cores: usize, exe: PathBuf, db: Arc<Mutex<Db>>) -> Result<Scheduler, String> {
-        {
-            let db = db.lock().expect("db lock");
-            for run in db.active()? {
-                if run.state == "running" {
-                    eprintln!(
-                        "spar serve: run {} was running: it resumes from its files",
-                        run.id
-                    );
-                    db.set_state(run.id, "queued")?;
-                }
+    /// A scheduler of `cores` cores starting `exe` (this spar) for the runs in `db`, whose
+    /// data directory's space is `space`. The runs left `running` by an earlier server are
+    /// queued again (their files resume); on a full disk one that cannot be written so
+    /// stays `running` in the database, and resumes all the same once there is room.
+    pub fn new(
+        cores: usize,
+        exe: PathBuf,
+        db: Arc<Mutex<Db>>,
+        space: Arc<Space>,
+    ) -> Result<Scheduler, String> {
+        let active = db.lock().expect("db lock").active()?;
+        for run in active.iter().filter(|r| r.state == "running") {
+            eprintln!(
+                "spar serve: run {} was running: it resumes from its files",
+                run.id
+            );
+            let queued = space.retry(|| db.lock().expect("db lock").set_state(run.id, "queued"));
+            if let Err(e) = queued {
+                eprintln!(
+                    "spar serve: run {}: cannot queue it again ({e}): it stays 'running' in the \
+                     database and resumes once there is room",
+                    run.id
+                );
             }
         }
         Ok(Scheduler {
@@ -100,7 +130,16 @@ impl Scheduler {
             slurm: None,
             track: None,
             reference_nps: None,
+            space,
+            unrecorded: Mutex::new(HashMap::new()),
+            backoffs: Mutex::new(Backoffs::default()),
+            low: AtomicBool::new(false),
         })
+    }
+
+    /// The data directory's space.
+    pub fn space(&self) -> &Space {
+        &self.space
     }
 
     /// The same scheduler with `track` (a spar with the `track` feature) playing the report
@@ -201,15 +240,20 @@ impl Scheduler {
         }
     }
 
-    /// Reaps, shares, stops and starts.
+    /// Records what could not be recorded, reaps, shares, stops and starts.
     fn tick(&self) -> Result<(), String> {
-        self.reap()?;
-        // A run whose registered engines are not built yet waits for the builder.
+        self.flush();
+        self.reap();
+        self.space.keep_reserve();
+        let low = self.watch_space();
+        // A run whose registered engines are not built yet waits for the builder; one whose
+        // end is not recorded yet, or that waits after failing the same way again, too.
         let active = {
             let db = self.db.lock().expect("db lock");
             let unbuilt = db.unbuilt()?;
             let mut active = db.active()?;
-            active.retain(|r| !unbuilt.contains(&r.id));
+            drop(db);
+            active.retain(|r| !unbuilt.contains(&r.id) && !self.held(r.id));
             active
         };
         let wants: Vec<Want> = active
@@ -226,15 +270,22 @@ impl Scheduler {
         // An excluded local host plays nothing: its children stop gracefully and resume
         // when an admin lets it play again.
         let host_excluded = self.slurm.is_none() && super::machines::local_excluded(&self.db);
-        let shares: HashMap<i64, usize> = match &self.slurm {
-            Some(s) => super::slurm::shard_shares(s.shards, &wants),
-            None if host_excluded => Vec::new(),
-            None => share(slots, &wants),
-        }
-        .into_iter()
-        .collect();
         let mut events = Vec::new();
         let mut children = self.children.lock().expect("children lock");
+        let shares: HashMap<i64, usize> = match &self.slurm {
+            // Under --min-free no child starts, and the children that play keep their
+            // cores (a child stopped to re-balance could not start again).
+            _ if low => children
+                .iter()
+                .filter(|(id, _)| active.iter().any(|r| r.id == **id))
+                .map(|(id, p)| (*id, p.cores))
+                .collect(),
+            Some(s) => super::slurm::shard_shares(s.shards, &wants)
+                .into_iter()
+                .collect(),
+            None if host_excluded => HashMap::new(),
+            None => share(slots, &wants).into_iter().collect(),
+        };
         // Stop what should not play, or plays with other cores.
         for (id, p) in children.iter_mut() {
             let wanted = shares.get(id).copied();
@@ -299,25 +350,27 @@ impl Scheduler {
                         run.id,
                         Playing {
                             child,
+                            run: run.clone(),
                             cores,
                             stopping: None,
                             since: Instant::now(),
                             games0,
                         },
                     );
+                    // The child plays whether or not this is recorded (a full disk): it is
+                    // in `children`, so it is never started twice.
                     let db = self.db.lock().expect("db lock");
-                    db.started(run.id)?;
-                    db.clear_last_live(run.id)?;
+                    let started = db.started(run.id).and_then(|()| db.clear_last_live(run.id));
                     drop(db);
+                    if let Err(e) = started {
+                        eprintln!("spar serve: run {}: {e}", run.id);
+                    }
                     events.push((run.id, "start", format!("run {}: {how}", run.id)));
                 }
                 Err(e) => {
                     eprintln!("spar serve: run {}: {e}", run.id);
-                    events.push((run.id, "failure", format!("run {}: {e}", run.id)));
-                    self.db
-                        .lock()
-                        .expect("db lock")
-                        .ended(run.id, "failed", None, &e)?;
+                    let end = self.backed_off(run.id, ends::start_failure(run, &e));
+                    self.record(run.id, end);
                 }
             }
         }
@@ -342,9 +395,7 @@ impl Scheduler {
         }
         let until = Instant::now() + grace;
         loop {
-            if let Err(e) = self.reap() {
-                eprintln!("spar serve: scheduler: {e}");
-            }
+            self.reap();
             if self.children.lock().expect("children lock").is_empty() {
                 return;
             }
@@ -453,17 +504,18 @@ impl Scheduler {
         Ok((child, how, cores))
     }
 
-    /// Records the children that ended: exit 0 is finished; one the server stopped goes
-    /// back to the queue (a share changed) or stays as the user left it (stopped,
-    /// deleted); any other end is a failure with the last lines of its stderr.
-    fn reap(&self) -> Result<(), String> {
+    /// Records the children that ended ([`ends::child_end`]): exit 0 is finished; one the
+    /// server stopped goes back to the queue (a share changed) or stays as the user left it
+    /// (stopped, deleted); any other end is a failure with the last lines of its stderr
+    /// (and `disk full: …` first when it failed for lack of space).
+    fn reap(&self) {
         let mut ended = Vec::new();
         {
             let mut children = self.children.lock().expect("children lock");
             let mut gone = Vec::new();
             for (id, p) in children.iter_mut() {
                 if let Ok(Some(status)) = p.child.try_wait() {
-                    ended.push((*id, status.code(), p.stopping.is_some()));
+                    ended.push((p.run.clone(), status.code(), p.stopping.is_some()));
                     gone.push(*id);
                 }
             }
@@ -471,43 +523,39 @@ impl Scheduler {
                 children.remove(&id);
             }
         }
-        for (id, code, stopped) in ended {
-            let Some(run) = self.db.lock().expect("db lock").get(id)? else {
-                continue;
+        for (run, code, stopped) in ended {
+            let id = run.id;
+            // Its state now (the user may have stopped or deleted it); when the database
+            // cannot be read, it is taken as still running.
+            let now = match self.db.lock().expect("db lock").get(id) {
+                Ok(Some(r)) => r.state,
+                Ok(None) => continue,
+                Err(e) => {
+                    eprintln!("spar serve: run {id}: {e}");
+                    "running".to_string()
+                }
             };
-            let tail = stderr_tail(Path::new(&run.dir));
-            let code64 = code.map(i64::from);
-            let state = end_state(code, stopped, &run.state);
-            eprintln!("spar serve: run {id} ended ({state}, exit {code:?})");
-            // What its files say now: the pages show it while the run does not play.
-            let numbers = super::live::live(&run.kind, &run.words, Path::new(&run.dir));
-            let numbers = serde_json::to_string(&numbers).unwrap_or_default();
-            let db = self.db.lock().expect("db lock");
-            db.ended(id, state, code64, &tail)?;
-            db.set_last_live(id, &numbers)?;
-            let (kind, message) = match state {
-                "finished" => ("finish", format!("run {id} finished (exit 0)")),
-                "failed" => (
-                    "failure",
-                    format!(
-                        "run {id} failed (exit {}): {}",
-                        code.map_or("by a signal".to_string(), |c| c.to_string()),
-                        tail.lines().last().unwrap_or("no stderr")
-                    ),
-                ),
-                "queued" => (
-                    "stop",
-                    format!("run {id}: its child ended; it is queued again"),
-                ),
-                other => (
-                    "stop",
-                    format!("run {id}: its child ended; the run is {other}"),
-                ),
-            };
-            db.event(Some(id), kind, &message)?;
+            let end = ends::child_end(&run, code, stopped, &now);
+            eprintln!(
+                "spar serve: run {id} ended ({}, exit {code:?}){}",
+                end.state,
+                match disk_reason(&end) {
+                    Some(r) => format!(": {r}"),
+                    None => String::new(),
+                }
+            );
+            let end = self.backed_off(id, end);
+            self.record(id, end);
         }
-        Ok(())
     }
+}
+
+/// The `disk full: …` reason of an end, when it has one.
+fn disk_reason(end: &End) -> Option<&str> {
+    end.tail
+        .lines()
+        .next()
+        .filter(|l| l.starts_with(super::disk::REASON_PREFIX))
 }
 
 /// A run's state after its child ended with `code`: exit 0 is finished (all played, or
