@@ -139,6 +139,96 @@ fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
     assert!(run_dir.join("STOP").exists());
 }
 
+/// A weakened patch and bounds that decide within a few dozen pairs.
+const QUICK_SPRT: &str = "sprt --engine name=dev option.material_mg_knight=150 --engine name=base \
+                          --each nodes=2000 option.Eval=hce --elo0 0 --elo1 40 --seed 2";
+
+#[test]
+fn a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time() {
+    let Some(conf) = cluster("a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
+    ));
+    assert!(local.contains("H0 was accepted"), "{local}");
+    let l = json(&d.join("l.json"));
+    let local_rows = rows_without_time(&d.join("l.csv"));
+    let pairs = l["pairs"].as_u64().unwrap();
+    assert_eq!(local_rows.len() as u64, 2 * pairs + 1);
+    for k in 1..=3 {
+        let o = run_at(
+            d,
+            &conf,
+            &format!(
+                "{QUICK_SPRT} --slurm --run-dir run{k} --shards 4 --results s{k}.csv --json s{k}.json"
+            ),
+        );
+        let sharded = ok(&o);
+        assert_eq!(
+            sharded, local,
+            "run {k}: the local summary, verdict and LLR"
+        );
+        assert_eq!(
+            rows_without_time(&d.join(format!("s{k}.csv"))),
+            local_rows,
+            "run {k}: the local run's pairs, up to the one that decided"
+        );
+        let s = json(&d.join(format!("s{k}.json")));
+        for key in [
+            "decision", "llr", "pairs", "games", "ptnml", "wins", "losses", "draws",
+        ] {
+            assert_eq!(s[key], l[key], "run {k}: {key}");
+        }
+        // The pairs the shards played after the decision are kept, named, not counted.
+        let run_dir = d.join(format!("run{k}"));
+        // Complete pairs: a whole line for game 1 (a shard writes game 0's row first).
+        let recorded: usize = (0..4)
+            .map(|i| {
+                let text = std::fs::read_to_string(run_dir.join(format!("shards/{i}/results.csv")))
+                    .unwrap_or_default();
+                text.split_inclusive('\n')
+                    .filter(|l| l.ends_with('\n') && l.split(',').nth(1) == Some("1"))
+                    .count()
+            })
+            .sum();
+        let after = recorded as u64 - pairs;
+        let err = stderr(&o);
+        let note = format!(
+            "Not counted: {after} pair{} played after the SPRT decided (H0) at pair {}",
+            if after == 1 { "" } else { "s" },
+            pairs - 1
+        );
+        if after > 0 {
+            assert!(err.contains(&note), "run {k}: {note}\n{err}");
+            assert_eq!(s["not_counted"]["pairs"], after, "run {k}");
+        } else {
+            assert!(!err.contains("Not counted"), "run {k}: {err}");
+        }
+        eprintln!(
+            "run {k}: {after} pairs recorded after the decision at pair {}",
+            pairs - 1
+        );
+        let status = ok(&run_at(d, &conf, &format!("status run{k}")));
+        assert!(status.contains(" - H0 accepted\n"), "{status}");
+        assert!(
+            status.contains(&format!(
+                "Games: {} (until the SPRT decides), {pairs} pairs",
+                2 * pairs
+            )),
+            "{status}"
+        );
+        assert!(status.contains("\nFinished\n"), "{status}");
+        // A merge again, at any time: the same.
+        assert_eq!(ok(&run_at(d, &conf, &format!("merge run{k}"))), local);
+    }
+}
+
 /// Starts the coordinator `line` (run directory `d/run`), waits until shard 1's results file
 /// has `rows` lines (the header and its first pairs), cancels shard 1's task with `scancel`
 /// and kills the coordinator with SIGKILL.
@@ -569,6 +659,92 @@ fn plan_only_shards_run_by_hand_merge_to_the_local_run() {
         pgn_without_time(&d.join("s.pgn")),
         pgn_without_time(&d.join("l.pgn"))
     );
+}
+
+#[test]
+fn an_sprt_waits_for_a_missing_shard_and_counts_to_its_decision_not_past_it() {
+    // Shards by hand (no Slurm): shard 1 plays last. The SPRT decides at pair 33 of 40.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = format!("{QUICK_SPRT} --games 80");
+    let planned = spar()
+        .current_dir(d)
+        .env("PATH", "/nonexistent")
+        .args(argv(&format!(
+            "{line} --slurm --plan-only --run-dir run --shards 4 --json s.json"
+        )))
+        .output()
+        .unwrap();
+    ok(&planned);
+    let r = d.join("run");
+    let r = path_str(&r);
+    for i in ["0", "2", "3"] {
+        ok(&run(&["shard", r, "--index", i, "--concurrency", "2"]));
+    }
+    // Pair 1 is shard 1's: only pair 0 counts, the 29 after it wait.
+    let status = ok(&run(&["status", r]));
+    assert!(status.contains("Games: 2 of 80, 1 pairs;"), "{status}");
+    assert!(
+        status.contains(
+            "Not counted yet: 29 pairs recorded beyond pair 1, which shard 1 has not recorded \
+             yet: an SPRT counts in pair order, so they wait for it"
+        ),
+        "{status}"
+    );
+    assert!(!status.contains("accepted"), "{status}");
+    let waiting = run(&["merge", r, "--json", path_str(&d.join("w.json"))]);
+    ok(&waiting);
+    assert_eq!(json(&d.join("w.json"))["pairs"], 1);
+    assert_eq!(
+        json(&d.join("w.json"))["not_counted"],
+        serde_json::json!({"pairs": 29, "waiting_for_pair": 1, "shard": 1})
+    );
+    ok(&run(&["shard", r, "--index", "1", "--concurrency", "2"]));
+    let merged = run(&[
+        "merge",
+        r,
+        "--results",
+        path_str(&d.join("s.csv")),
+        "--json",
+        path_str(&d.join("s.json")),
+    ]);
+    let local = ok(&run_in(
+        d,
+        &argv(&format!(
+            "{line} --concurrency 2 --results l.csv --json l.json --quiet"
+        )),
+    ));
+    assert!(local.contains("H0 was accepted"), "{local}");
+    assert_eq!(ok(&merged), local);
+    let l = json(&d.join("l.json"));
+    assert_eq!(l["pairs"], 34);
+    assert!(
+        stderr(&merged).contains(
+            "Not counted: 6 pairs played after the SPRT decided (H0) at pair 33; they stay in \
+             the shards' records"
+        ),
+        "{}",
+        stderr(&merged)
+    );
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv"))
+    );
+    let s = json(&d.join("s.json"));
+    for key in ["decision", "llr", "pairs", "ptnml"] {
+        assert_eq!(s[key], l[key], "{key}");
+    }
+    assert_eq!(
+        s["not_counted"],
+        serde_json::json!({"pairs": 6, "after_decision_at_pair": 33})
+    );
+    let status = ok(&run(&["status", r]));
+    assert!(status.contains("Games: 68 of 80, 34 pairs;"), "{status}");
+    assert!(
+        status.contains(" - H0 accepted\nNot counted: 6 pairs"),
+        "{status}"
+    );
+    assert!(status.contains("\nFinished\n"), "{status}");
 }
 
 /// A planned and played run without Slurm (`--plan-only`, shards by hand): the run

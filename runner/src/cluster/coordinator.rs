@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
-use super::records::Records;
+use super::records::{NotCounted, Records};
 use super::setup::Cluster;
 use super::slurm;
 use crate::error::{CliError, CliResult};
@@ -115,11 +115,12 @@ fn shard_complete(m: &Manifest, records: &Records, i: u64) -> bool {
     }
 }
 
-/// Games played so far by the records of a run whose total counts `unit`.
+/// Games played so far by the records of a run whose total counts `unit` (pairs: the games
+/// of the pairs counted, see [`Records::counted`]).
 pub fn games_played(records: &Records, unit: Unit) -> u64 {
     match unit {
         Unit::Games => records.games(),
-        Unit::Pairs => 2 * records.tally().pairs.pairs(),
+        Unit::Pairs => 2 * records.counted_pairs(),
     }
 }
 
@@ -169,6 +170,11 @@ pub fn run(s: &Submission) -> CliResult {
     let merged = job.merge(dir, m, None);
     if let Ok(merged) = &merged {
         stdout::print_lines(&merged.lines)?;
+        if !s.quiet {
+            for note in &merged.notes {
+                eprintln!("{note}");
+            }
+        }
     }
     // What to do next: merging always works; resuming only helps a run that failed, not
     // one refused for its input (exit 2), which must be fixed first.
@@ -291,6 +297,7 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
     let progress = Progress::new(s.quiet, "games", m.total.map(|t| unit.games(t)), 0);
     let mut gone: Vec<u32> = vec![0; m.shards as usize];
     let mut last_squeue: Option<Instant> = None;
+    let mut pending_noted: Vec<u64> = Vec::new();
     let mut over = job.finished(m, &records)?;
     let result = loop {
         match records.refresh() {
@@ -329,6 +336,21 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
                 }
                 Err(e) => break Err(e),
             };
+            // An SPRT counts in pair order: say once when it waits for a shard in the
+            // queue, which may start only when others end (an SPRT's shards do not).
+            if let Some(u) = records.uncounted() {
+                if let NotCounted::Waiting { shard, .. } = u.why {
+                    let state = live.get(&shard).map(String::as_str);
+                    if state == Some("PENDING") && !pending_noted.contains(&shard) {
+                        pending_noted.push(shard);
+                        progress.warn(&format!(
+                            "{}; an SPRT's shards play until it decides: if shard {shard} \
+                             waits for them to end, give fewer --shards than the CPUs free at once",
+                            u.describe(state)
+                        ));
+                    }
+                }
+            }
             let mut again = Vec::new();
             for i in 0..m.shards {
                 let g = &mut gone[i as usize];

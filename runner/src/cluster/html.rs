@@ -376,6 +376,7 @@ mod tests {
                     }
                 })
                 .collect(),
+            uncounted: None,
             games_done: None,
             total: None,
             sprt: Some(sprt),

@@ -13,4 +13,7 @@ pub struct Merged {
     pub complete: bool,
     /// Pairs recorded twice with different games.
     pub conflicts: Vec<Conflict>,
+    /// What the merge leaves out and why (an SPRT's pairs after its decision), shown on
+    /// stderr: stdout is the local run's summary.
+    pub notes: Vec<String>,
 }

@@ -12,7 +12,7 @@ use sprt::{format, Decision, Sample, Sprt};
 
 use super::coordinator::JobsFile;
 use super::manifest::Manifest;
-use super::records::Records;
+use super::records::{NotCounted, Records, Uncounted};
 use super::slurm;
 use crate::error::{CliError, CliResult};
 use crate::job::{Job, Unit};
@@ -44,8 +44,12 @@ pub struct ShardLine {
 pub struct Snapshot {
     /// What the run is (`spar sprt dev vs base`).
     pub title: String,
-    /// Pairs in pair order (matches), for the totals and the charts.
+    /// The pairs counted, in pair order (matches), for the totals and the charts: every
+    /// complete pair of a match; an SPRT's in pair order up to its decision, as a local run
+    /// counts them.
     pub pairs: Vec<[GameSummary; 2]>,
+    /// Recorded pairs that are not counted (an SPRT's after a gap or its decision).
+    pub uncounted: Option<Uncounted>,
     /// Datagen: games done.
     pub games_done: Option<u64>,
     /// Pairs (datagen: games) in all, if fixed.
@@ -168,6 +172,17 @@ impl Snapshot {
                     ));
                 }
             }
+        }
+        if let Some(u) = &self.uncounted {
+            let state = match u.why {
+                NotCounted::Waiting { shard, .. } => self
+                    .shards
+                    .iter()
+                    .find(|s| s.index == shard)
+                    .and_then(|s| s.state.as_deref()),
+                NotCounted::Decided { .. } => None,
+            };
+            lines.push(u.describe(state));
         }
         if let Some(eta) = self.eta() {
             if self.running == Some(false) {
@@ -312,7 +327,7 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
             failed: r.failed.as_ref().map(|f| f.1.clone()),
         });
     }
-    let (pairs, conflicts) = records.pairs();
+    let conflicts = records.pairs().1.len();
     let names = match &m.plan {
         Some(p) if p.engines.len() == 2 => {
             Some([p.engines[0].name.clone(), p.engines[1].name.clone()])
@@ -343,13 +358,14 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
     };
     Ok(Snapshot {
         title,
-        pairs: pairs.values().map(|p| p.games).collect(),
+        pairs: records.counted().map(|p| p.games).collect(),
+        uncounted: records.uncounted(),
         games_done: games.then(|| records.games()),
         total: m.total,
         sprt,
         elapsed: Some(elapsed),
         shards,
-        conflicts: conflicts.len(),
+        conflicts,
         running: None,
     })
 }
@@ -405,6 +421,7 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
     Ok(Snapshot {
         title: format!("Results {}: {} vs {}", path.display(), names[0], names[1]),
         pairs,
+        uncounted: None,
         games_done: None,
         total: plan.as_ref().and_then(|p| p.pairs),
         sprt,
@@ -439,6 +456,7 @@ mod tests {
         Snapshot {
             title: "Results r.csv: a vs b".into(),
             pairs,
+            uncounted: None,
             games_done: None,
             total: Some(10),
             sprt: None,

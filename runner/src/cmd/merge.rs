@@ -68,6 +68,9 @@ pub fn run(args: MergeArgs) -> CliResult {
     })?;
     let merged = job.merge(&dir, &m, files)?;
     stdout::print_lines(&merged.lines)?;
+    for note in &merged.notes {
+        eprintln!("{note}");
+    }
     if !merged.conflicts.is_empty() {
         return Err(CliError::failure(format!(
             "{} pairs were recorded twice with different games (listed above)",

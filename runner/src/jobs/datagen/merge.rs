@@ -104,5 +104,6 @@ pub fn merge(dir: &Path, manifest: &Manifest) -> CliResult<Merged> {
         done,
         complete: manifest.total == Some(done),
         conflicts: Vec::new(),
+        notes: Vec::new(),
     })
 }

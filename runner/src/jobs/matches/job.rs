@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use sprt::{Decision, Sprt};
+use sprt::Sprt;
 
 use crate::cli::OutputArgs;
 use crate::cluster::manifest::Manifest;
 use crate::cluster::merged::Merged;
-use crate::cluster::records::{RecordShape, Records};
+use crate::cluster::records::{NotCounted, RecordShape, Records, Uncounted};
 use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
@@ -36,26 +36,36 @@ pub fn plan_sprt(m: &Manifest) -> CliResult<Option<Sprt>> {
         .transpose()
 }
 
-/// Whether a run that plays pairs is over: every pair played, or its SPRT decided.
+/// Whether a run that plays pairs is over: every pair counted, or its SPRT decided (in
+/// pair order, at the pair where a local run decides).
 pub fn pairs_finished(m: &Manifest, records: &Records) -> CliResult<bool> {
-    let (pairs, _) = records.pairs();
-    if m.total.is_some_and(|t| pairs.len() as u64 >= t) {
+    // An SPRT that does not read is an error here, not a run that never ends.
+    let sprt = plan_sprt(m)?;
+    if m.total.is_some_and(|t| records.counted_pairs() >= t) {
         return Ok(true);
     }
-    Ok(plan_sprt(m)?.is_some_and(|s| {
-        s.status(&summary::sample(records.tally(), &s))
-            .is_ok_and(|st| st.decision != Decision::Continue)
-    }))
+    Ok(sprt.is_some() && records.decided().is_some())
 }
 
-/// The live line of a run that plays pairs: its score, Elo and LLR.
+/// The live line of a run that plays pairs: its score, Elo and LLR over the pairs counted,
+/// and how many recorded pairs wait for a gap to close.
 pub fn pairs_progress(m: &Manifest, records: &Records) -> String {
     let sprt = plan_sprt(m).ok().flatten();
     let names = match &m.plan {
         Some(p) if p.engines.len() == 2 => [p.engines[0].name.as_str(), p.engines[1].name.as_str()],
         _ => ["", ""],
     };
-    summary::status_line(records.tally(), sprt.as_ref(), names)
+    let mut line = summary::status_line(records.tally(), sprt.as_ref(), names);
+    if let Some(Uncounted {
+        pairs,
+        why: NotCounted::Waiting { pair, shard },
+    }) = records.uncounted()
+    {
+        line.push_str(&format!(
+            "  (+{pairs} pairs recorded, waiting for pair {pair} of shard {shard})"
+        ));
+    }
+    line
 }
 
 impl Job for MatchJob {

@@ -1,7 +1,10 @@
-//! The merge of a match or SPRT run: every complete pair once (deduplicated by pair index;
-//! a pair recorded twice with different games is reported as a conflict and counted once),
-//! the summary in the run's output format, the results CSV and the PGN in pair order, the
-//! position dump in game order, the JSON summary.
+//! The merge of a match or SPRT run: the pairs it counts, each once (deduplicated by pair
+//! index; a pair recorded twice with different games is reported as a conflict and counted
+//! once) — a match's every complete pair, an SPRT's pairs in pair order up to the one that
+//! decided it, as the local run's ([`Records::counted`]) — the summary in the run's output
+//! format, the results CSV and the PGN in pair order, the position dump in game order, the
+//! JSON summary. Recorded pairs that are not counted are named in a note (stderr) and the
+//! JSON's `not_counted`, and left out of the files.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +15,7 @@ use crate::cli::OutputArgs;
 use crate::cluster::manifest::{now_secs, Manifest};
 use crate::cluster::merge::{at, shard_bytes, training_outputs, write_out, write_training};
 use crate::cluster::merged::Merged;
-use crate::cluster::records::{RecordShape, Records};
+use crate::cluster::records::{NotCounted, PairRecord, RecordShape, Records};
 use crate::error::{CliError, CliResult};
 use crate::files::match_files::game_ends as pgn_game_ends;
 use crate::files::position_dump::spec_of;
@@ -96,9 +99,10 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         records = records.keep_text();
     }
     records.refresh()?;
-    let (pairs, conflicts) = records.pairs();
-    let (pairs, conflicts) = (pairs.clone(), conflicts.to_vec());
+    let conflicts = records.pairs().1.to_vec();
+    let pairs: Vec<PairRecord> = records.counted().copied().collect();
     let tally = records.tally().clone();
+    let uncounted = records.uncounted();
     let names = [plan.engines[0].name.as_str(), plan.engines[1].name.as_str()];
     let sprt = run.sprt;
     let info = MatchInfo {
@@ -118,14 +122,14 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
             c.pair, c.kept, c.other, c.kept
         ));
     }
-    let complete = manifest
-        .total
-        .is_some_and(|t| (0..t).all(|k| pairs.contains_key(&k)));
+    // Every pair counted is below the total and counted once.
+    let complete = manifest.total.is_some_and(|t| records.counted_pairs() >= t);
+    let notes: Vec<String> = uncounted.iter().map(|u| u.describe(None)).collect();
 
     // The files, in pair order. Rows, games and positions are taken from the shard whose
     // record is counted, at the pair's place in that shard.
     let order: Vec<(u64, u32, u32)> = pairs
-        .values()
+        .iter()
         .map(|p| (p.pair, p.shard, p.position))
         .collect();
     if let Some(path) = &files.results {
@@ -133,7 +137,7 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         let mut out = Vec::with_capacity(order.len() * 160);
         out.extend_from_slice(HEADER.join(",").as_bytes());
         out.push(b'\n');
-        for p in pairs.values() {
+        for p in &pairs {
             let text = records.shards[p.shard as usize]
                 .text
                 .as_deref()
@@ -209,6 +213,16 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
             &manifest.command_line,
             elapsed,
         )?;
+        if let Some(u) = &uncounted {
+            report["not_counted"] = match u.why {
+                NotCounted::Decided { at, .. } => {
+                    serde_json::json!({"pairs": u.pairs, "after_decision_at_pair": at})
+                }
+                NotCounted::Waiting { pair, shard } => {
+                    serde_json::json!({"pairs": u.pairs, "waiting_for_pair": pair, "shard": shard})
+                }
+            };
+        }
         if !conflicts.is_empty() {
             report["conflicts"] = conflicts
                 .iter()
@@ -223,5 +237,6 @@ pub fn merge(dir: &Path, manifest: &Manifest, files: Option<&OutputArgs>) -> Cli
         done: order.len() as u64,
         complete,
         conflicts,
+        notes,
     })
 }

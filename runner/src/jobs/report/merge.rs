@@ -101,6 +101,7 @@ pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
         done: pairs,
         complete: m.total == Some(pairs),
         conflicts: Vec::new(),
+        notes: Vec::new(),
     })
 }
 

@@ -112,5 +112,6 @@ pub fn merge(dir: &Path, m: &Manifest) -> CliResult<Merged> {
         done: done_pairs,
         complete: tuner.done() == s.gains.iterations,
         conflicts,
+        notes: Vec::new(),
     })
 }
