@@ -181,10 +181,8 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ResultsError + '_ {
 /// Parses results CSV text (header required). `path` is only used in errors.
 pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsError> {
     let text = crate::text::strip_bom(text);
-    let lines: Vec<&str> = text.split('\n').collect();
-    let first = lines
-        .first()
-        .map_or("", |l| l.strip_suffix('\r').unwrap_or(l));
+    let first = text.split('\n').next().unwrap_or("");
+    let first = first.strip_suffix('\r').unwrap_or(first);
     if first.is_empty() && text.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -194,6 +192,15 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
             found: first.chars().take(200).collect(),
         });
     }
+    // spar's own files have no quoted field and no carriage return: split them directly
+    // (several times the csv crate's speed); anything else, and any row the quick reading
+    // cannot take, goes through the csv crate, whose errors name the line.
+    if !text.contains(['"', '\r']) {
+        if let Some(rows) = quick_rows(text) {
+            return Ok(rows);
+        }
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(text.as_bytes());
@@ -231,6 +238,39 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The rows of a results text without quotes or carriage returns, split at commas; `None`
+/// when a row is not a well-formed results row (the csv crate then reads the text and
+/// names what is wrong). Blank lines are skipped, as the csv crate skips them.
+fn quick_rows(text: &str) -> Option<Vec<ResultRow>> {
+    let mut rows = Vec::with_capacity(text.len() / 64);
+    for line in text.split('\n').skip(1) {
+        if line.is_empty() {
+            continue;
+        }
+        let mut f = line.split(',');
+        let mut next = || f.next();
+        let row = ResultRow {
+            pair: next()?.parse().ok()?,
+            game: next()?.parse().ok()?,
+            opening: next()?.parse().ok()?,
+            seed: next()?.parse().ok()?,
+            white: next()?.to_string(),
+            black: next()?.to_string(),
+            result: next()?.to_string(),
+            termination: next()?.to_string(),
+            plies: next()?.parse().ok()?,
+            white_nodes: next()?.parse().ok()?,
+            black_nodes: next()?.parse().ok()?,
+            duration_ms: next()?.parse().ok()?,
+        };
+        if next().is_some() {
+            return None;
+        }
+        rows.push(row);
+    }
+    Some(rows)
 }
 
 /// Reads a whole results file.
@@ -350,6 +390,40 @@ mod tests {
             white_nodes: 123_456,
             black_nodes: 654_321,
             duration_ms: 1500,
+        }
+    }
+
+    /// The quick reading of spar's own rows equals the csv crate's, and what it cannot take
+    /// (quotes, carriage returns, a bad field) is read by the csv crate.
+    #[test]
+    fn the_quick_reading_equals_the_csv_crates() {
+        let path = Path::new("r.csv");
+        let header = HEADER.join(",");
+        let body = "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,41\n\n\
+                    0,1,3,77,b,a,1/2-1/2,adjudication,90,1,2,3\n";
+        let text = format!("{header}\n{body}");
+        let quick = quick_rows(&text).unwrap();
+        let quoted = format!("{header}\n{}", body.replace(",b,", ",\"b\","));
+        assert_eq!(parse_results(&text, path).unwrap(), quick);
+        assert_eq!(
+            parse_results(&quoted, path).unwrap(),
+            quick,
+            "through the csv crate"
+        );
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(parse_results(&crlf, path).unwrap(), quick);
+        for bad in [
+            "0,0,3,77,a,b,1-0,checkmate,45,4600,4400",
+            "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,41,9",
+            "x,0,3,77,a,b,1-0,checkmate,45,4600,4400,41",
+            "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,",
+        ] {
+            assert!(quick_rows(&format!("{header}\n{bad}\n")).is_none(), "{bad}");
+            let e = parse_results(&format!("{header}\n{bad}\n"), path).unwrap_err();
+            assert!(
+                e.to_string().starts_with("r.csv:2: bad results row"),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use data::results::read_results;
 use engine::types::GameResult;
 use sprt::{format, Decision, Sample, Sprt};
 
@@ -373,9 +372,15 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
 /// The snapshot of a local run's results CSV (its run record, when there is one, gives the
 /// SPRT and the number of games).
 pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
-    let rows = read_results(path).map_err(|e| CliError::usage(e.to_string()))?;
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let complete = super::records::complete_rows(&text, path)?;
+    // One read and one parse of the file: its complete lines (a row being written is not
+    // counted yet).
+    let text = data::text::read_whole(path)
+        .map_err(|e| CliError::usage(data::results::ResultsError::Text(Box::new(e)).to_string()))?;
+    let keep = text.rfind('\n').map_or(0, |i| i + 1);
+    let rows = data::results::parse_results(&text[..keep], path)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let first = rows.first().map(|r| [r.white.clone(), r.black.clone()]);
+    let complete = super::records::pairs_of(rows, &text[..keep]);
     let record = crate::files::run_record::read("--results", path)
         .ok()
         .flatten();
@@ -384,8 +389,8 @@ pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
         .and_then(|r| r.get("plan"))
         .and_then(|p| serde_json::from_value(p.clone()).ok());
     // Before the first row, the engines of the run's plan.
-    let names = match (rows.first(), &plan) {
-        (Some(r), _) => [r.white.clone(), r.black.clone()],
+    let names = match (first, &plan) {
+        (Some(names), _) => names,
         (None, Some(p)) if p.engines.len() >= 2 => {
             [p.engines[0].name.clone(), p.engines[1].name.clone()]
         }

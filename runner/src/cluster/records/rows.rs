@@ -53,6 +53,13 @@ pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<RowPair>> {
     let keep = text.rfind('\n').map_or(0, |i| i + 1);
     let rows = parse_results(&text[..keep], path)
         .map_err(|e| CliError::failure(format!("shard record: {e}")))?;
+    Ok(pairs_of(rows, &text[..keep]))
+}
+
+/// The complete pairs of `rows`, read from `text` (up to its last newline), each with the
+/// bytes of its two rows.
+pub fn pairs_of(rows: Vec<ResultRow>, text: &str) -> Vec<RowPair> {
+    let keep = text.len();
     // Where each line starts: row r is line r + 1 (after the header).
     let mut starts = Vec::with_capacity(rows.len() + 2);
     starts.push(0u64);
@@ -81,7 +88,7 @@ pub fn complete_rows(text: &str, path: &Path) -> CliResult<Vec<RowPair>> {
             _ => {}
         }
     }
-    Ok(pairs)
+    pairs
 }
 
 /// Checks a recorded pair against the run: shard `shard` of `shards` records only its own
