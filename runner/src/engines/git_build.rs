@@ -222,18 +222,24 @@ fn describe(git: Option<&str>, features: &[String]) -> String {
     s
 }
 
+/// `git -C dir` with the repository's hooks and fsmonitor off.
+fn git_in(dir: &Path) -> Command {
+    let mut git = Command::new("git");
+    git.args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+    ])
+    .arg("-C")
+    .arg(dir);
+    git
+}
+
 /// Runs git in `dir` (no hook of the repository runs: `spar serve` builds repositories
 /// that users registered); stdout on success, a message (with git's stderr) on failure.
 fn git_output(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-        ])
-        .arg("-C")
-        .arg(dir)
+    let out = git_in(dir)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -279,15 +285,7 @@ fn resolve_commit(top: &Path, rev: &str) -> Result<String, String> {
 
 /// `git archive <commit> | tar -x -C <dest>`.
 fn export_tree(top: &Path, commit: &str, dest: &Path) -> Result<(), String> {
-    let mut archive = Command::new("git")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-        ])
-        .arg("-C")
-        .arg(top)
+    let mut archive = git_in(top)
         .args(["archive", "--format=tar", commit])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -19,7 +19,7 @@ pub const STATES: &[&str] = &[
 pub const PENDING: &str = "pending-approval";
 
 /// One run, as stored.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Run {
     pub id: i64,
     pub kind: String,

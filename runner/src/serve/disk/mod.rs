@@ -262,25 +262,11 @@ mod tests {
         let mut run = Run {
             id: 1,
             kind: "datagen".into(),
-            words: vec![],
-            priority: 0,
             throughput: 100,
-            note: String::new(),
             state: "failed".into(),
-            created: 0,
-            started: None,
-            finished: None,
             exit_code: Some(1),
             stderr_tail: "disk full: x: No space left on device\nspar: error: x".into(),
-            dir: String::new(),
-            cwd: String::new(),
-            deleted: false,
-            archived: None,
-            approved_by: None,
-            approved_at: None,
-            owner: None,
-            nps_factor: None,
-            scaled_command: None,
+            ..Run::default()
         };
         assert_eq!(reason(&run), Some("disk full: x: No space left on device"));
         run.state = "queued".into();

@@ -223,24 +223,10 @@ mod tests {
             id: 3,
             kind: "match".into(),
             words: vec!["<b>".into()],
-            priority: 0,
             throughput: 100,
             note: "a&b".into(),
             state: "running".into(),
-            created: 0,
-            started: None,
-            finished: None,
-            exit_code: None,
-            stderr_tail: String::new(),
-            dir: String::new(),
-            cwd: String::new(),
-            deleted: false,
-            archived: None,
-            approved_by: None,
-            approved_at: None,
-            owner: None,
-            nps_factor: None,
-            scaled_command: None,
+            ..Run::default()
         };
         let html = rows(&[(run, Live::default())]);
         assert!(

@@ -322,24 +322,11 @@ mod tests {
             id: 7,
             kind: "datagen".into(),
             words: vec!["--games".into(), "9".into()],
-            priority: 0,
             throughput: 100,
-            note: String::new(),
             state: "running".into(),
-            created: 0,
-            started: None,
-            finished: None,
-            exit_code: None,
-            stderr_tail: String::new(),
             dir: dir.to_string_lossy().into_owned(),
             cwd: "/".into(),
-            deleted: false,
-            archived: None,
-            approved_by: None,
-            approved_at: None,
-            owner: None,
-            nps_factor: None,
-            scaled_command: None,
+            ..Run::default()
         }
     }
 
