@@ -7,8 +7,6 @@
 mod common;
 mod serve_common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -198,41 +196,20 @@ fn the_new_run_form_refuses_bad_words_in_the_page() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let server = Server::start(&data, &tmp.path().join("serve.log"));
-    let mut s = TcpStream::connect(&server.addr).unwrap();
     let body = "kind=match&words=--engine+name%3Da+--engine+name%3Db+--pgnout+%3Cx%3E.pgn&note=";
-    write!(
-        s,
-        "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
-    assert!(reply.contains("--pgnout is the server"), "{reply}");
+    let r = server.form_body("/runs", body);
+    assert_eq!(r.code, 400, "{r:?}");
+    assert!(r.body.contains("--pgnout is the server"), "{r:?}");
     // The words come back in the form, escaped.
-    assert!(reply.contains("&lt;x&gt;.pgn"), "{reply}");
+    assert!(r.body.contains("&lt;x&gt;.pgn"), "{r:?}");
     let (_, list) = server.json("GET", "/api/runs", None);
     assert!(list["runs"].as_array().unwrap().is_empty());
     // A good form stores the run and sends the browser to its page.
-    let mut s = TcpStream::connect(&server.addr).unwrap();
     let body = "kind=match&words=--engine+name%3Da+--engine+name%3Db%0D%0A--each+nodes%3D300+\
                 --games+2&priority=&throughput=&note=from+the+form";
-    write!(
-        s,
-        "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    assert!(reply.starts_with("HTTP/1.1 303"), "{reply}");
-    assert!(
-        reply.to_lowercase().contains("location: /runs/1\r\n"),
-        "{reply}"
-    );
+    let r = server.form_body("/runs", body);
+    assert_eq!(r.code, 303, "{r:?}");
+    assert_eq!(r.header("location").as_deref(), Some("/runs/1"), "{r:?}");
     let v = server.wait(1, "finished", |v| state(v) == "finished");
     assert_eq!(v["note"], "from the form");
     assert_eq!(

@@ -5,9 +5,7 @@
 mod common;
 mod serve_common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+use std::io::Read;
 
 use serve_common::{state, Server};
 
@@ -31,30 +29,25 @@ fn a_two_gib_file_streams_with_the_memory_flat_and_ranges_resume() {
 
     // The whole big file: its length announced, every byte read, the server stays small.
     let before = server.rss_mib();
-    let mut s = TcpStream::connect(&server.addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    write!(
-        s,
-        "GET /runs/{id}/files/positions.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        s.read_exact(&mut byte).unwrap();
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains(&format!("content-length: {big}")),
-        "{head}"
+    let url = format!("http://{}/runs/{id}/files/positions.bin", server.addr);
+    let answer = serve_common::client().get(&url).call().unwrap();
+    assert_eq!(answer.status().as_u16(), 200, "{answer:?}");
+    let header = |name: &str| {
+        let value = answer.headers().get(name);
+        value.and_then(|v| v.to_str().ok()).map(String::from)
+    };
+    assert_eq!(
+        header("content-length"),
+        Some(big.to_string()),
+        "{answer:?}"
     );
-    assert!(
-        head.to_ascii_lowercase().contains("accept-ranges: bytes"),
-        "{head}"
+    assert_eq!(
+        header("accept-ranges").as_deref(),
+        Some("bytes"),
+        "{answer:?}"
     );
+    // Read as it comes, a MiB at a time.
+    let mut s = answer.into_body().into_reader();
     let mut buf = vec![0u8; 1 << 20];
     let mut got: u64 = 0;
     let mut most = before;

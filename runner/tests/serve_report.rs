@@ -8,8 +8,6 @@
 mod common;
 mod serve_common;
 
-use std::io::{Read, Write};
-
 use serde_json::{json, Value};
 use serve_common::*;
 
@@ -179,19 +177,10 @@ fn builtin_engines_need_a_track_spar() {
         // The same from the index's form: the message in the page, nothing stored.
         let (_, index) = server.http("GET", "/", None);
         assert!(index.contains("<option>report</option>"), "{index}");
-        let mut s = std::net::TcpStream::connect(&server.addr).unwrap();
         let body = "kind=report&words=--engine+name%3Ddev+--each+nodes%3D300+--games+2&note=";
-        write!(
-            s,
-            "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
-        assert!(reply.contains("--track-spar PATH"), "{reply}");
+        let r = server.form_body("/runs", body);
+        assert_eq!(r.code, 400, "{r:?}");
+        assert!(r.body.contains("--track-spar PATH"), "{r:?}");
         let (_, runs) = server.json("GET", "/api/runs", None);
         assert_eq!(runs["runs"].as_array().unwrap().len(), 0, "nothing stored");
         // The same server's own flag refused by the words.

@@ -1,5 +1,6 @@
 //! What the tests of `spar serve`'s second phase share: a server on a free port, its HTTP
-//! requests, and a tiny git repository whose Makefile builds a script "engine" (OpenBench's
+//! requests (by ureq, the client `spar submit` uses; a raw socket where a test needs its
+//! bytes as written), and a tiny git repository whose Makefile builds a script "engine" (OpenBench's
 //! convention) that runs the spar under test as its UCI engine.
 #![allow(dead_code)]
 
@@ -7,6 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -148,13 +150,32 @@ impl Server {
             .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
             .collect();
         let body = body.join("&");
-        let headers = ["Content-Type: application/x-www-form-urlencoded".to_string()];
-        let reply = self.request("POST", path, &headers, &body);
+        let reply = self.form_body(path, &body);
         (reply.code, reply.body)
     }
 
-    /// One request with `headers` (each `Name: value`): the status, the head, the body.
+    /// A form POST of a body already URL-encoded: the answer.
+    pub fn form_body(&self, path: &str, body: &str) -> Reply {
+        let headers = ["Content-Type: application/x-www-form-urlencoded".to_string()];
+        self.request("POST", path, &headers, body)
+    }
+
+    /// One request with `headers` (each `Name: value`) by the tests' HTTP client
+    /// ([`client`]): the status, the head, the body.
     pub fn request(&self, method: &str, path: &str, headers: &[String], body: &str) -> Reply {
+        send(
+            client(),
+            &format!("http://{}{path}", self.addr),
+            method,
+            headers,
+            body,
+        )
+    }
+
+    /// One request written byte for byte on a socket (`Connection: close`), for a path a
+    /// client would refuse or might rewrite (`%2F`, `..`, `%00`, `1/.`): the status, the
+    /// head, the body.
+    pub fn raw_request(&self, method: &str, path: &str, headers: &[String], body: &str) -> Reply {
         let mut s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
         let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
@@ -166,8 +187,9 @@ impl Server {
             body.len()
         )
         .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
+        let mut reply = Vec::new();
+        s.read_to_end(&mut reply).unwrap();
+        let reply = String::from_utf8_lossy(&reply);
         let (head, body) = reply.split_once("\r\n\r\n").unwrap();
         let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
         Reply {
@@ -229,7 +251,7 @@ impl Drop for Server {
     }
 }
 
-/// An answer of [`Server::request`].
+/// An answer of [`Server::request`] (or [`send`], [`Server::raw_request`]).
 #[derive(Debug)]
 pub struct Reply {
     pub code: u16,
@@ -244,6 +266,62 @@ impl Reply {
             let (k, v) = l.split_once(':')?;
             k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
         })
+    }
+}
+
+/// The tests' HTTP client: ureq, as `spar submit` uses, set to show the server as it is:
+/// any status an answer (not an error), no redirect followed (a 303 is asserted as such),
+/// no proxy from the environment, no connection kept (each request its own, as a test of
+/// connection bounds expects), 120 s for an answer.
+pub fn client() -> &'static ureq::Agent {
+    static CLIENT: OnceLock<ureq::Agent> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .proxy(None)
+            .max_idle_connections(0)
+            .timeout_recv_response(Some(Duration::from_secs(120)))
+            .timeout_recv_body(Some(Duration::from_secs(120)))
+            .build()
+            .new_agent()
+    })
+}
+
+/// One request of `agent` to `url` with `headers` (each `Name: value`) and `body` (none
+/// when empty): the status, the head (`HTTP/1.1 CODE` and a line a header), the body as
+/// text (any size).
+pub fn send(agent: &ureq::Agent, url: &str, method: &str, headers: &[String], body: &str) -> Reply {
+    let mut request = ureq::http::Request::builder().method(method).uri(url);
+    for h in headers {
+        let (name, value) = h
+            .split_once(':')
+            .unwrap_or_else(|| panic!("no ':' in {h:?}"));
+        request = request.header(name.trim(), value.trim());
+    }
+    let answer = if body.is_empty() {
+        agent.run(request.body(()).unwrap())
+    } else {
+        agent.run(request.body(body).unwrap())
+    };
+    let mut answer = answer.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let mut head = format!("HTTP/1.1 {}", answer.status().as_u16());
+    for (name, value) in answer.headers() {
+        head.push_str(&format!(
+            "\r\n{name}: {}",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
+    }
+    let bytes = answer
+        .body_mut()
+        .with_config()
+        .limit(u64::MAX)
+        .read_to_vec()
+        .unwrap_or_else(|e| panic!("{method} {url}: its body: {e}"));
+    Reply {
+        code: answer.status().as_u16(),
+        head,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! What the tests of a server that speaks TLS share: a certificate authority and a
-//! certificate of `localhost` signed by it, and a client that trusts only that authority.
+//! certificate of `localhost` signed by it, and clients (a raw TLS stream, and ureq) that
+//! trust only that authority.
 
 use std::net::TcpStream;
 use std::path::Path;
@@ -44,4 +45,24 @@ pub fn client(
     let name = "localhost".try_into().unwrap();
     let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
     rustls::StreamOwned::new(conn, tcp)
+}
+
+/// The tests' HTTP client ([`super::client`]'s settings) over TLS, trusting only `ca`.
+pub fn agent(ca: &[u8]) -> ureq::Agent {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots =
+        ureq::tls::RootCerts::new_with_certs(&[ureq::tls::Certificate::from_der(ca).to_owned()]);
+    let tls = ureq::tls::TlsConfig::builder()
+        .unversioned_rustls_crypto_provider(provider)
+        .root_certs(roots)
+        .build();
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .max_idle_connections(0)
+        .timeout_recv_response(Some(std::time::Duration::from_secs(30)))
+        .tls_config(tls)
+        .build()
+        .new_agent()
 }
