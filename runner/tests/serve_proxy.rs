@@ -10,7 +10,7 @@ mod serve_common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -154,19 +154,8 @@ fn forward_proxy() -> (String, Seen) {
 /// `spar submit --server URL [--token T] match LITTLE_MATCH` with no proxy variable but
 /// those of `env`.
 fn submit(url: &str, token: Option<&str>, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_spar"));
-    for name in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-    ] {
-        cmd.env_remove(name);
-    }
-    for name in ["ALL_PROXY", "no_proxy", "NO_PROXY", "SPAR_TOKEN"] {
-        cmd.env_remove(name);
-    }
+    let mut cmd = serve_common::spar();
+    cmd.env_remove("SPAR_TOKEN");
     cmd.envs(env.iter().copied());
     cmd.args(["submit", "--server", url]);
     if let Some(t) = token {

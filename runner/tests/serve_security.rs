@@ -12,13 +12,13 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use serve_common::tls::{self, certificates};
-use serve_common::{Reply, Server};
+use serve_common::{spar, Reply, Server};
 
 const PASSWORD: &str = "s3cret-pass";
 const WORDS: [&str; 8] = [
@@ -31,10 +31,6 @@ const WORDS: [&str; 8] = [
     "--games",
     "2",
 ];
-
-fn spar() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
-}
 
 /// `spar serve --data-dir DATA --add-admin root`, the password piped in.
 fn add_admin(data: &Path) {

@@ -8,8 +8,18 @@ use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 /// The `spar` binary under test.
+/// The spar under test, with no proxy variable of the machine's environment: the tests'
+/// servers are on this machine (`spar submit` would otherwise go through a proxy that a CI
+/// machine sets for its downloads; `serve_proxy.rs` sets its own).
 pub fn spar() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_spar"));
+    for v in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+        c.env_remove(v);
+    }
+    for v in ["all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+        c.env_remove(v);
+    }
+    c
 }
 
 /// A command line written as one string, split at white space (for arguments without

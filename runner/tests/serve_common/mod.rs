@@ -16,8 +16,26 @@ use serde_json::Value;
 pub mod accounts;
 pub mod tls;
 
-fn spar() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_spar"))
+/// The proxy variables a machine may set; the tests' spar runs without them (their
+/// servers are on this machine).
+pub const PROXY_VARS: [&str; 8] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+/// The spar under test, without the machine's proxy variables.
+pub fn spar() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_spar"));
+    for v in PROXY_VARS {
+        c.env_remove(v);
+    }
+    c
 }
 
 /// The words of a little match (two games at 300 nodes): what tests submit when any run

@@ -181,7 +181,10 @@ setInterval(poll,2000);
 /// quote in one word (no expansion) — the inverse of the quoting of a run page's command
 /// line ([`crate::serve::words::command_line`]): both are the `shell-words` crate's.
 pub fn split_words(text: &str) -> Result<Vec<String>, String> {
-    shell_words::split(text).map_err(|_| {
+    // A form's textarea sends its line breaks as CRLF; a carriage return separates words as
+    // any other white space does.
+    let text = text.replace('\r', " ");
+    shell_words::split(&text).map_err(|_| {
         "a quote in the words is not closed (or the words end with a lone backslash)".into()
     })
 }
@@ -205,6 +208,7 @@ mod tests {
             ]
         );
         assert!(split_words("'open").is_err());
+        assert_eq!(split_words("a\r\nb\rc").unwrap(), ["a", "b", "c"]);
         // A command line copied from a run page pastes back as the same words.
         let words = ["--engine", "cmd=/a b/it's", "args=-x \\y", "", "name=a\"b"];
         let line = crate::serve::words::command_line(
