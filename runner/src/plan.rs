@@ -265,6 +265,7 @@ impl MatchPlan {
             opening,
             make_player,
             abort,
+            admit: None,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Cluster runs on a real single-node Slurm (`ci/slurm-local.sh`): `--slurm` coordinators,
 //! `spar shard`, `spar merge`, `spar status`; the merged files against local runs, the SPRT
-//! stopping the array, a cancelled task and a killed coordinator resumed, 64 shards on one
-//! node, datagen byte for byte, and the refusals. `.ci/run` starts the cluster (and exports
+//! stopping the array, a cancelled task and a killed coordinator resumed, an SPRT with more
+//! shards than run at once (paused at its horizon), 64 shards on one node, datagen byte for
+//! byte, and the refusals. `.ci/run` starts the cluster (and exports
 //! `SLURM_CONF`); outside CI the tests start it themselves — and stop it when the test
 //! process ends — or skip with a notice when it cannot start. Under `CI=true` a cluster that
 //! does not start is a failure.
@@ -227,6 +228,157 @@ fn a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time() {
         // A merge again, at any time: the same.
         assert_eq!(ok(&run_at(d, &conf, &format!("merge run{k}"))), local);
     }
+}
+
+#[test]
+fn an_sprt_with_more_shards_than_run_at_once_pauses_them_at_the_horizon_and_decides_as_locally() {
+    let Some(conf) = cluster(
+        "an_sprt_with_more_shards_than_run_at_once_pauses_them_at_the_horizon_and_decides_as_locally",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
+    ));
+    assert!(local.contains("H0 was accepted"), "{local}");
+    let l = json(&d.join("l.json"));
+    // 6 shards of 16 CPUs on the 64-CPU node: 4 run, 2 pend. Without the horizon the 4
+    // would play until STOP and the count would wait at pair 4 for ever; with a window of
+    // 6 pairs each shard plays about one pair ahead of the count, then pauses.
+    let (out, err) = (d.join("coordinator.out"), d.join("coordinator.err"));
+    let mut coordinator = spar_at(d, &conf)
+        .args(argv(&format!(
+            "{QUICK_SPRT} --slurm --run-dir run --shards 6 --cpus-per-shard 16 --results s.csv \
+             --json s.json"
+        )))
+        .env("SPAR_SPRT_WINDOW", "6")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = coordinator.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(240) {
+            coordinator.kill().unwrap();
+            coordinator.wait().unwrap();
+            let _ = run_at(d, &conf, "status run");
+            panic!(
+                "the coordinator did not finish within 240 s:\n{}",
+                std::fs::read_to_string(&err).unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (sharded, err) = (
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(&err).unwrap(),
+    );
+    assert!(status.success(), "{err}");
+    eprintln!("decided in {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(sharded, local, "the local summary, verdict and LLR");
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv")),
+        "the local run's pairs, up to the one that decided"
+    );
+    let s = json(&d.join("s.json"));
+    for key in ["decision", "llr", "pairs", "games", "ptnml"] {
+        assert_eq!(s[key], l[key], "{key}");
+    }
+    let run_dir = d.join("run");
+    assert!(err.contains("Resubmitted paused shards"), "{err}");
+    let logs: String = std::fs::read_dir(run_dir.join("logs"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect();
+    assert!(logs.contains("Paused before pair "), "{logs}");
+    // A pause is no failure: nothing counted against the resubmission limit.
+    let jobs = json(&run_dir.join("jobs.json"));
+    assert_eq!(jobs["resubmitted"], serde_json::json!({}), "{jobs}");
+    assert!(jobs["jobs"].as_array().unwrap().len() >= 2, "{jobs}");
+    let status = ok(&run_at(d, &conf, "status run"));
+    assert!(status.contains(" - H0 accepted\n"), "{status}");
+    for i in 0..6 {
+        if let Ok(k) = std::fs::read_to_string(run_dir.join(format!("shards/{i}/paused"))) {
+            let line = format!("shard {i:>3}: ");
+            let shown = status.lines().find(|l| l.starts_with(&line)).unwrap();
+            assert!(
+                shown.ends_with(&format!("paused at pair {} (ahead of the count)", k.trim())),
+                "{status}"
+            );
+        }
+    }
+    assert!(!status.contains("STALLED"), "{status}");
+    assert!(!shard_processes(&run_dir));
+}
+
+#[test]
+fn a_coordinator_killed_while_shards_are_paused_resumes_them_to_the_local_verdict() {
+    let Some(conf) =
+        cluster("a_coordinator_killed_while_shards_are_paused_resumes_them_to_the_local_verdict")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let line = format!(
+        "{QUICK_SPRT} --slurm --run-dir run --shards 6 --cpus-per-shard 16 --results s.csv \
+         --json s.json --quiet"
+    );
+    let mut coordinator = spar_at(d, &conf)
+        .args(argv(&line))
+        .env("SPAR_SPRT_WINDOW", "6")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = d.join("run");
+    let paused = |i: u64| run_dir.join(format!("shards/{i}/paused")).exists();
+    let started = Instant::now();
+    while !(0..6).any(paused) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no shard paused"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    // Unwatched, the shards play up to the horizon and pause; the count waits for them.
+    let start = Instant::now();
+    while shard_processes(&run_dir) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let o = spar_at(d, &conf)
+        .args(argv(&format!("{line} --resume")))
+        .env("SPAR_SPRT_WINDOW", "6")
+        .output()
+        .unwrap();
+    let sharded = ok(&o);
+    let local = ok(&run_at(
+        d,
+        &conf,
+        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
+    ));
+    assert_eq!(sharded, local);
+    assert_eq!(
+        rows_without_time(&d.join("s.csv")),
+        rows_without_time(&d.join("l.csv"))
+    );
+    let (s, l) = (json(&d.join("s.json")), json(&d.join("l.json")));
+    for key in ["decision", "llr", "pairs", "ptnml"] {
+        assert_eq!(s[key], l[key], "{key}");
+    }
+    let jobs = json(&run_dir.join("jobs.json"));
+    assert_eq!(jobs["resubmitted"], serde_json::json!({}), "{jobs}");
+    assert!(!shard_processes(&run_dir));
 }
 
 /// Starts the coordinator `line` (run directory `d/run`), waits until shard 1's results file

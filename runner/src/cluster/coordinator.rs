@@ -13,7 +13,9 @@
 //!    are alive: a task that is gone twice in a row with its work not done (failed,
 //!    cancelled, preempted, walltime) is resubmitted as a smaller array, at most
 //!    [`MAX_RESUBMITS`] times per shard. A shard that refused to run (exit 2: a manifest
-//!    mismatch) ends the run with its message.
+//!    mismatch) ends the run with its message. An SPRT without a fixed total keeps
+//!    `RUN_DIR/horizon` at its count plus a window ([`horizon`](super::horizon)); a shard
+//!    that paused there is resubmitted, not counted as failed, once the count nears its pair.
 //! 4. At the end (every pair played, the SPRT decided, or Ctrl-C) it writes `RUN_DIR/STOP`,
 //!    cancels the array, waits until no task is left, merges and prints what the local
 //!    command would.
@@ -35,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::horizon;
 use super::manifest::Manifest;
 use super::records::{NotCounted, Records};
 use super::setup::Cluster;
@@ -229,6 +232,14 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
     let exe = m.binary.path.clone();
     let mut records = Records::new(dir, m, job.records(m)?);
     records.refresh()?;
+    // An SPRT without a fixed total: its shards play up to the horizon, written before
+    // any shard starts.
+    let open_sprt = m.total.is_none() && m.plan.as_ref().is_some_and(|p| p.sprt.is_some());
+    let mut horizon = open_sprt
+        .then(|| horizon::Writer::new(dir, horizon::window(m.shards, &super::shard::process_env)));
+    if let Some(h) = &mut horizon {
+        h.update(records.counted_pairs())?;
+    }
     let name = slurm::job_name(&m.command, dir, m.created);
     // One policy for every Slurm call: a failing one is retried (slurm::Retry).
     let mut retry = slurm::Retry::new();
@@ -306,6 +317,11 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
                     Ok(over) => over,
                     Err(e) => break Err(e),
                 };
+                if let Some(h) = &mut horizon {
+                    if let Err(e) = h.update(records.counted_pairs()) {
+                        break Err(e);
+                    }
+                }
                 progress.set_position(games_played(&records, unit));
                 progress.set_message(&job.progress_message(m, &records));
             }
@@ -337,32 +353,79 @@ fn watch(s: &Submission, jobs: &mut JobsFile, abort: &AtomicBool) -> CliResult {
                 Err(e) => break Err(e),
             };
             // An SPRT counts in pair order: say once when it waits for a shard in the
-            // queue, which may start only when others end (an SPRT's shards do not).
+            // queue, which starts when others end (an open SPRT's, at the horizon).
             if let Some(u) = records.uncounted() {
                 if let NotCounted::Waiting { shard, .. } = u.why {
                     let state = live.get(&shard).map(String::as_str);
                     if state == Some("PENDING") && !pending_noted.contains(&shard) {
                         pending_noted.push(shard);
-                        progress.warn(&format!(
-                            "{}; an SPRT's shards play until it decides: if shard {shard} \
-                             waits for them to end, give fewer --shards than the CPUs free at once",
-                            u.describe(state)
-                        ));
+                        let why = horizon.as_ref().and_then(horizon::Writer::current).map_or(
+                            String::new(),
+                            |h| {
+                                format!(
+                                    "; the shards ahead of it pause before pair {h} (the \
+                                     horizon), which frees their CPUs for it"
+                                )
+                            },
+                        );
+                        progress.println(&format!("{}{why}", u.describe(state)));
                     }
                 }
             }
+            // Gone with their work not done: failed (again), or paused at the horizon
+            // (paused: resubmitted once the count nears their pair, never counted).
             let mut again = Vec::new();
+            let mut paused = Vec::new();
+            let limit = horizon.as_ref().and_then(horizon::Writer::current);
             for i in 0..m.shards {
                 let g = &mut gone[i as usize];
-                if live.contains_key(&i) || shard_complete(m, &records, i) {
+                let pause = records.shards[i as usize]
+                    .failed
+                    .is_none()
+                    .then(|| horizon::read_paused(dir, i))
+                    .flatten();
+                let waits = pause.is_some_and(|k| limit.is_some_and(|h| k >= h));
+                if live.contains_key(&i) || shard_complete(m, &records, i) || waits {
                     *g = 0;
                 } else {
                     *g += 1;
                     if *g >= 2 {
-                        again.push(i);
+                        match pause {
+                            Some(k) => paused.push((i, k)),
+                            None => again.push(i),
+                        }
                         *g = 0;
                     }
                 }
+            }
+            if !paused.is_empty() {
+                let indices: Vec<u64> = paused.iter().map(|p| p.0).collect();
+                let mut shown = |line: &str| progress.println(line);
+                let id = match submit(&indices, &jobs.jobs, &mut retry, &mut shown) {
+                    Ok(id) => id,
+                    Err(e) => break Err(e),
+                };
+                jobs.jobs.push(id.clone());
+                if let Err(e) = jobs.write(dir) {
+                    break Err(e);
+                }
+                // Recorded: the pause is over (a shard that paused again since, at
+                // another pair, keeps its marker).
+                for &(i, k) in &paused {
+                    if horizon::read_paused(dir, i) == Some(k) {
+                        horizon::clear_paused(dir, i);
+                    }
+                }
+                progress.println(&format!(
+                    "Resubmitted paused shards {} as job array {id}: the count nears the pairs \
+                     they paused before ({})",
+                    slurm::array_list(&indices),
+                    paused
+                        .iter()
+                        .map(|p| p.1.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
             if !again.is_empty() {
                 if let Some(&i) = again

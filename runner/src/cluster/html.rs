@@ -321,9 +321,10 @@ pub fn render(s: &Snapshot) -> String {
             "<h2>Shards</h2><table><tr><th>shard</th><th>{unit}</th><th>last record</th><th>state</th><th>flags</th></tr>"
         );
         for sh in &s.shards {
-            let flags = match (&sh.failed, sh.stalled) {
-                (Some(f), _) => format!("<span class=\"bad\">failed: {}</span>", esc(f)),
-                (None, true) => "<span class=\"bad\">stalled</span>".to_string(),
+            let flags = match (&sh.failed, sh.stalled, sh.paused) {
+                (Some(f), _, _) => format!("<span class=\"bad\">failed: {}</span>", esc(f)),
+                (None, true, _) => "<span class=\"bad\">stalled</span>".to_string(),
+                (None, false, Some(k)) => super::status::paused_text(k),
                 _ => String::new(),
             };
             let _ = write!(

@@ -8,13 +8,15 @@
 //! RUN_DIR/manifest.json        the immutable plan (manifest.rs)
 //! RUN_DIR/jobs.json            the array jobs submitted (coordinator.rs)
 //! RUN_DIR/STOP                 present: every shard stops within a second
+//! RUN_DIR/horizon              an SPRT's first pair no shard may start yet (horizon.rs)
 //! RUN_DIR/coordinator.lock     held by the live coordinator (one per run directory)
 //! RUN_DIR/engines/SEAT/spar    git=/features= builds, built once by the coordinator
 //! RUN_DIR/logs/JOB_TASK.out    the array tasks' output
 //! RUN_DIR/shards/I/            shard I's own records: results.csv (the commit record),
 //!                              games.pgn, positions (dump or datagen file), stats.json
 //!                              (a report's statistics checkpoint), failed.json,
-//!                              shard.lock (held by the process playing the shard)
+//!                              shard.lock (held by the process playing the shard),
+//!                              paused (the pair it stopped before, at the horizon)
 //! ```
 //!
 //! Pair k always plays opening k with seeds derived from (run seed, k), both games on one
@@ -24,6 +26,7 @@
 //! these files ([`crate::files::run_dir::owned_file`]).
 
 pub mod coordinator;
+pub mod horizon;
 pub mod html;
 pub mod manifest;
 pub mod merge;

@@ -1,6 +1,7 @@
 //! What one shard of a cluster run needs besides its command's own code: which shard it
 //! is (from the options or the scheduler's environment), how many games it plays at once,
-//! the manifest's built engines, the `RUN_DIR/STOP` watch and the record of a failure.
+//! the manifest's built engines, the `RUN_DIR/STOP` watch, the horizon and the records of
+//! a failure or a pause.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -157,8 +158,10 @@ impl ShardRun {
         )
         .map_err(Args)?;
         manifest.verify(&dir).map_err(Refused)?;
-        // A failure record of an earlier attempt is void once the shard runs again.
+        // A failure record of an earlier attempt is void once the shard runs again, and so
+        // is a pause at the horizon.
         let _ = std::fs::remove_file(super::shard_failed(&dir, index));
+        super::horizon::clear_paused(&dir, index);
         // The machine it plays on, for the server's residuals (a note: never a failure).
         let node = super::machine_name(env);
         let _ = write_atomically(&super::shard_node(&dir, index), &format!("{node}\n"));
@@ -202,6 +205,18 @@ impl ShardRun {
     /// Whether `RUN_DIR/STOP` exists.
     pub fn stopped(&self) -> bool {
         super::stop_file(&self.dir).exists()
+    }
+
+    /// Whether the run's pair `pair` may start now: below the run's horizon, or no horizon
+    /// (see [`super::horizon`]). Read at each pair's start.
+    pub fn admits(&self, pair: u64) -> bool {
+        super::horizon::read(&self.dir).is_none_or(|h| pair < h)
+    }
+
+    /// Records that this shard stopped before `pair`, at the horizon, for the coordinator
+    /// (which resubmits it when the count nears it) and `status`.
+    pub fn record_pause(&self, pair: u64) -> CliResult {
+        super::horizon::write_paused(&self.dir, self.index, pair)
     }
 
     /// Raises `flag` within [`STOP_POLL`] of `RUN_DIR/STOP` appearing (a background thread

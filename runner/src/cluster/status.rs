@@ -37,6 +37,8 @@ pub struct ShardLine {
     pub stalled: bool,
     /// Its failure message.
     pub failed: Option<String>,
+    /// The pair it paused before, at an SPRT's horizon (ahead of the count): not stalled.
+    pub paused: Option<u64>,
 }
 
 /// Everything `status` shows.
@@ -255,6 +257,9 @@ fn shard_text(s: &ShardLine, games: bool) -> String {
     if let Some(st) = &s.state {
         line.push_str(&format!(", {st}"));
     }
+    if let Some(k) = s.paused {
+        line.push_str(&format!(", {}", paused_text(k)));
+    }
     if s.stalled {
         line.push_str(", STALLED");
     }
@@ -262,6 +267,11 @@ fn shard_text(s: &ShardLine, games: bool) -> String {
         line.push_str(&format!(", FAILED: {f}"));
     }
     line
+}
+
+/// What a shard paused at the horizon before pair `k` is (`status`, its page).
+pub fn paused_text(k: u64) -> String {
+    format!("paused at pair {k} (ahead of the count)")
 }
 
 /// `1h02m`, `4m05s`, `12s`.
@@ -313,6 +323,11 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
             elapsed
         };
         let quiet_for = a.unwrap_or(elapsed);
+        let paused = r
+            .failed
+            .is_none()
+            .then(|| super::horizon::read_paused(dir, i as u64))
+            .flatten();
         shards.push(ShardLine {
             index: i as u64,
             done: r.done,
@@ -321,9 +336,11 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
             state: live.get(&(i as u64)).cloned(),
             stalled: !complete
                 && r.failed.is_none()
+                && paused.is_none()
                 && quiet_for > STALL_MIN
                 && quiet_for > STALL_FACTOR * per_record,
             failed: r.failed.as_ref().map(|f| f.1.clone()),
+            paused,
         });
     }
     let conflicts = records.pairs().1.len();
@@ -515,11 +532,23 @@ mod tests {
             state: Some("RUNNING".into()),
             stalled: true,
             failed: None,
+            paused: None,
         };
         let t = shard_text(&s, false);
         assert_eq!(
             t,
             "shard   2: 5/10 pairs, last record 5m00s ago, RUNNING, STALLED"
+        );
+        let p = ShardLine {
+            share: None,
+            state: None,
+            stalled: false,
+            paused: Some(41),
+            ..s
+        };
+        assert_eq!(
+            shard_text(&p, false),
+            "shard   2: 5 pairs, last record 5m00s ago, paused at pair 41 (ahead of the count)"
         );
     }
 }

@@ -12,7 +12,7 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SHARD_STATS: &str = "stats.json";
 
 /// What a path inside a run directory (relative to it) is, when the run owns it: the
-/// manifest, the jobs file, STOP, the coordinator's lock, anything under `shards/`,
+/// manifest, the jobs file, STOP, the horizon, the coordinator's lock, anything under `shards/`,
 /// `engines/` or `logs/`. Other paths in the directory (a merged `all.csv`) are free.
 pub fn owned_file(relative: &Path) -> Option<&'static str> {
     let first = relative.components().next()?.as_os_str().to_str()?;
@@ -20,6 +20,7 @@ pub fn owned_file(relative: &Path) -> Option<&'static str> {
         MANIFEST => "the manifest",
         "jobs.json" => "the jobs file",
         "STOP" => "the STOP file",
+        "horizon" => "the SPRT's horizon",
         "coordinator.lock" => "the coordinator's lock",
         "shards" => "a shard's record",
         "engines" => "a built engine",

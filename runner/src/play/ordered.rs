@@ -102,6 +102,10 @@ pub struct Jobs<'a> {
     pub concurrency: usize,
     /// Raised from outside (Ctrl-C): no new job starts, jobs in flight are abandoned.
     pub abort: &'a AtomicBool,
+    /// Whether the run's job `k` may start now (`None`: every job may). A worker told no
+    /// ends, leaving the job to a later start; jobs in flight finish. Jobs start in order,
+    /// so the jobs started are always `first..` without a gap.
+    pub admit: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
 }
 
 enum Message<T> {
@@ -207,6 +211,26 @@ where
     }
 }
 
+/// Takes the next job, if there is one and it may start; only then does `next` move on,
+/// so a job refused now is the next one taken later.
+fn claim(jobs: &Jobs, next: &AtomicU64) -> Option<u64> {
+    loop {
+        let k = next.load(Ordering::SeqCst);
+        if jobs.end.is_some_and(|end| k >= end) {
+            return None;
+        }
+        if jobs.admit.is_some_and(|admit| !admit(jobs.stride.job(k))) {
+            return None;
+        }
+        if next
+            .compare_exchange(k, k + 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Some(k);
+        }
+    }
+}
+
 fn work<W: Worker>(
     jobs: &Jobs,
     make_worker: &(dyn Fn() -> CliResult<W> + Sync),
@@ -236,10 +260,9 @@ fn work<W: Worker>(
     // A worker made late must see a stop that happened while it was being made; and a
     // Ctrl-C stops new jobs at once, before the accounting thread has noticed it.
     while !halted() {
-        let k = next.fetch_add(1, Ordering::SeqCst);
-        if jobs.end.is_some_and(|end| k >= end) {
+        let Some(k) = claim(jobs, next) else {
             break;
-        }
+        };
         match worker.run(jobs.stride.job(k), stop, &tick) {
             Ok(Some(out)) => {
                 if tx.send(Message::Done(k, out)).is_err() {
@@ -267,6 +290,7 @@ mod tests {
             end,
             concurrency,
             abort,
+            admit: None,
         }
     }
 
@@ -312,6 +336,7 @@ mod tests {
                 end: Some(30),
                 concurrency,
                 abort: &abort,
+                admit: None,
             };
             let mut got = Vec::new();
             let mut ticks = 0;
@@ -366,6 +391,7 @@ mod tests {
             end: Some(4),
             concurrency: 3,
             abort: &abort,
+            admit: None,
         };
         let mut got = Vec::new();
         run(
@@ -379,5 +405,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, [36, 100, 196]);
+    }
+
+    #[test]
+    fn jobs_stop_without_a_gap_where_admission_ends() {
+        for concurrency in [1, 4] {
+            let abort = AtomicBool::new(false);
+            let asked = Mutex::new(Vec::new());
+            let admit = |k: u64| {
+                asked.lock().unwrap().push(k);
+                k < 20
+            };
+            let jobs = Jobs {
+                stride: Stride::shard(1, 3),
+                first: 0,
+                end: None,
+                concurrency,
+                abort: &abort,
+                admit: Some(&admit),
+            };
+            let mut got = Vec::new();
+            run(
+                &jobs,
+                &|| Ok(Squares),
+                || {},
+                |r| {
+                    got.push(r);
+                    Control::Continue
+                },
+            )
+            .unwrap();
+            let want: Vec<u64> = [1u64, 4, 7, 10, 13, 16, 19].iter().map(|k| k * k).collect();
+            assert_eq!(got, want, "concurrency {concurrency}");
+            // Every worker was refused job 22, the first one past the limit, and none later.
+            let asked = asked.into_inner().unwrap();
+            assert_eq!(asked.iter().max(), Some(&22), "{asked:?}");
+        }
     }
 }

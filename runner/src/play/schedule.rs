@@ -70,6 +70,8 @@ pub struct Schedule<'a> {
     pub make_player: &'a (dyn Fn(usize) -> CliResult<Box<dyn Player>> + Sync),
     /// Set from outside (Ctrl-C) to abandon games in flight.
     pub abort: &'a AtomicBool,
+    /// Whether pair k may start now (`None`: every pair; a shard: the SPRT's horizon).
+    pub admit: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
 }
 
 /// Plays pairs in parallel; `on_game` is told of every finished game (progress), `on_pair`
@@ -85,6 +87,7 @@ pub fn run(
         end: schedule.end_pair,
         concurrency: schedule.concurrency,
         abort: schedule.abort,
+        admit: schedule.admit,
     };
     let make_worker = || -> CliResult<PairWorker> {
         let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(2);

@@ -139,6 +139,7 @@ pub(crate) fn generate(args: &DatagenArgs, plan: &Plan, shard: Option<&ShardRun>
             },
             concurrency: plan.concurrency,
             abort: &abort,
+            admit: None,
         };
         let make_worker = || {
             Ok(GameWorker {

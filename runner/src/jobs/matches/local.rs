@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use sprt::Decision;
@@ -201,6 +202,9 @@ pub(super) fn play(
         stdout::print_lines(&r.start())?;
     }
     let failure: RefCell<Option<CliError>> = RefCell::new(None);
+    // The pair a shard stopped before, at the horizon (the last refused: pairs start in
+    // order, so it is the first not played).
+    let paused: Mutex<Option<u64>> = Mutex::new(None);
 
     let already_done = decision.is_some_and(|d| d != Decision::Continue)
         || end_pair.is_some_and(|p| first_pair >= p);
@@ -212,6 +216,18 @@ pub(super) fn play(
         let mut schedule = plan.schedule(&variants, first_pair, &opening, &make_player, &abort);
         schedule.stride = stride;
         schedule.end_pair = end_pair;
+        // A shard starts no pair at or past the SPRT's horizon (RUN_DIR/horizon).
+        let admit = |k: u64| {
+            let ok = shard.is_none_or(|s| s.admits(k));
+            if !ok {
+                let mut p = paused.lock().unwrap_or_else(|e| e.into_inner());
+                *p = Some(p.map_or(k, |q: u64| q.max(k)));
+            }
+            ok
+        };
+        if shard.is_some() {
+            schedule.admit = Some(&admit);
+        }
         let recover = plan.recover;
         let result = schedule::run(
             &schedule,
@@ -288,6 +304,17 @@ pub(super) fn play(
             "Interrupted: {} complete pairs counted; {}",
             tally.pairs.pairs(),
             ShardRun::how_to_continue(shard)
+        ));
+    }
+    let paused = paused.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let (Some(s), Some(k), false, true) =
+        (shard, paused, interrupted, failure.borrow().is_none())
+    {
+        s.record_pause(k)?;
+        lines.push(format!(
+            "Paused before pair {k}: the SPRT's horizon ({}); the coordinator resubmits \
+             this shard when its count nears the pair",
+            crate::cluster::horizon::horizon_file(&s.dir).display()
         ));
     }
     stdout::print_lines(&lines)?;
