@@ -21,16 +21,7 @@ use serve_common::tls::{self, certificates};
 use serve_common::{spar, Reply, Server};
 
 const PASSWORD: &str = "s3cret-pass";
-const WORDS: [&str; 8] = [
-    "--engine",
-    "name=a",
-    "--engine",
-    "name=b",
-    "--each",
-    "nodes=300",
-    "--games",
-    "2",
-];
+const WORDS: [&str; 8] = serve_common::LITTLE_MATCH;
 
 /// `spar serve --data-dir DATA --add-admin root`, the password piped in.
 fn add_admin(data: &Path) {
