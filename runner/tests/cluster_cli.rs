@@ -144,6 +144,18 @@ fn a_sharded_sprt_of_the_weakened_patch_ends_with_h0_and_stops_the_array() {
 const QUICK_SPRT: &str = "sprt --engine name=dev option.material_mg_knight=150 --engine name=base \
                           --each nodes=2000 option.Eval=hce --elo0 0 --elo1 40 --seed 2";
 
+/// The local run of [`QUICK_SPRT`] in `d` (`l.csv`, `l.json`): its summary and JSON; it
+/// ends with H0.
+fn local_quick_sprt(d: &Path, conf: &str) -> (String, serde_json::Value) {
+    let local = ok(&run_at(
+        d,
+        conf,
+        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
+    ));
+    assert!(local.contains("H0 was accepted"), "{local}");
+    (local, json(&d.join("l.json")))
+}
+
 #[test]
 fn a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time() {
     let Some(conf) = cluster("a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time")
@@ -152,13 +164,7 @@ fn a_sharded_sprt_decides_at_the_pair_the_local_sprt_does_every_time() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let local = ok(&run_at(
-        d,
-        &conf,
-        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
-    ));
-    assert!(local.contains("H0 was accepted"), "{local}");
-    let l = json(&d.join("l.json"));
+    let (local, l) = local_quick_sprt(d, &conf);
     let local_rows = rows_without_time(&d.join("l.csv"));
     let pairs = l["pairs"].as_u64().unwrap();
     assert_eq!(local_rows.len() as u64, 2 * pairs + 1);
@@ -239,13 +245,7 @@ fn an_sprt_with_more_shards_than_run_at_once_pauses_them_at_the_horizon_and_deci
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let local = ok(&run_at(
-        d,
-        &conf,
-        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
-    ));
-    assert!(local.contains("H0 was accepted"), "{local}");
-    let l = json(&d.join("l.json"));
+    let (local, l) = local_quick_sprt(d, &conf);
     // 6 shards of 16 CPUs on the 64-CPU node: 4 run, 2 pend. Without the horizon the 4
     // would play until STOP and the count would wait at pair 4 for ever; with a window of
     // 6 pairs each shard plays about one pair ahead of the count, then pauses.
@@ -362,11 +362,7 @@ fn a_coordinator_killed_while_shards_are_paused_resumes_them_to_the_local_verdic
         .output()
         .unwrap();
     let sharded = ok(&o);
-    let local = ok(&run_at(
-        d,
-        &conf,
-        &format!("{QUICK_SPRT} --concurrency 2 --results l.csv --json l.json --quiet"),
-    ));
+    let (local, _) = local_quick_sprt(d, &conf);
     assert_eq!(sharded, local);
     assert_eq!(
         rows_without_time(&d.join("s.csv")),
