@@ -22,6 +22,13 @@
 //! 5. **Status.** [`Job::status`] is the view of a run directory (text lines and an HTML
 //!    page); [`Job::status_of_file`] that of a local run's own file, for the kinds that
 //!    have one.
+//! 6. **Serve.** A server runs the kinds whose [`Job::served`] is some, and asks the
+//!    contract, never the kind's name, what a served run's files are
+//!    ([`Job::served_outputs`], [`Job::served_primary`]) and what its page shows and how
+//!    it is played ([`Job::served_page`]). Why methods of this trait and not a companion
+//!    trait registered beside each kind: a kind is then still one value in one list, and
+//!    the answers are facts of the kind (its files, its numbers), which its room knows;
+//!    the server keeps the drawing (HTML) and picks a drawing by [`Section`].
 //!
 //! Why a trait, not an enum: the coordinator, the records, `spar shard`, `spar merge`,
 //! `spar status` and a server hold a `&dyn Job` and never branch on the command; adding a
@@ -140,4 +147,82 @@ pub trait Job: Sync {
             self.command()
         )))
     }
+
+    // What a server needs of the kind: `serve/` knows kinds only through these
+    // (docs/architecture.md, "What a kind implements").
+
+    /// Its place in the server's list of kinds (the submit form's menu, whose first is the
+    /// form's default, and the message that names the kinds a server runs); `None`: a
+    /// server does not run it.
+    fn served(&self) -> Option<u8> {
+        None
+    }
+
+    /// The flags, as words, that give a served run whose directory is `dir` its files (the
+    /// server owns a run's files: the user's words name none).
+    fn served_outputs(&self, dir: &Path) -> Vec<String> {
+        let _ = dir;
+        Vec::new()
+    }
+
+    /// The file a served run whose directory is `dir` and whose words are `words` keeps its
+    /// progress in: what `--resume` continues from and its status view reads.
+    fn served_primary(&self, dir: &Path, words: &[String]) -> PathBuf {
+        let _ = words;
+        dir.to_path_buf()
+    }
+
+    /// What a served run's page shows of the kind besides what every run's shows.
+    fn served_page(&self) -> ServedPage {
+        ServedPage::default()
+    }
+}
+
+/// What a served run's page (and the scheduler) make of a kind ([`Job::served_page`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServedPage {
+    /// Its numbers' rows: a run of games' (W-L-D, Elo, LLR, iteration), or a datagen's
+    /// positions and their rate.
+    pub numbers: Numbers,
+    /// Whether the page shows `spar status`'s lines of its file (its Status section).
+    pub status_lines: bool,
+    /// Whether its primary file has the page `spar status FILE --html` writes (shown in
+    /// the run's page once the file is there; a cluster run always has one).
+    pub status_page: bool,
+    /// Whether its training files (`positions…`) get their own table.
+    pub training_files: bool,
+    /// Whether it resumes from its primary file (`--resume`); `false`: a resumed run
+    /// plays from the start again.
+    pub resumes: bool,
+    /// Whether its games are pairs between the same two engines, so that the machines'
+    /// score residuals (`/runs/ID/machines`) mean something.
+    pub residuals: bool,
+    /// Whether the server plays it with its `track!`-instrumented spar (`--track-spar`).
+    pub tracked: bool,
+    /// Its own section of the page, drawn from its files.
+    pub section: Section,
+}
+
+/// The numbers a served run's page shows ([`ServedPage::numbers`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Numbers {
+    /// W-L-D, Elo, LLR and bounds, a tune's iteration.
+    #[default]
+    Games,
+    /// Training positions and positions per second.
+    Positions,
+}
+
+/// A section of a served run's page drawn from its files ([`ServedPage::section`]): a
+/// kind picks one of the drawings the server has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Section {
+    /// None.
+    #[default]
+    None,
+    /// SPSA trajectories: the table and charts of `spar status`'s tune page, from its
+    /// `tune.csv` or cluster run directory, and its `tuned.txt`.
+    Trajectories,
+    /// A `track!` report's tables and histogram, from its `stats.json`.
+    Report,
 }

@@ -214,7 +214,7 @@ fn check_quoting(kind: &str, words: &[String], scratch: &Path, track: bool) -> R
     let argv = ["spar".to_string(), kind.to_string()]
         .into_iter()
         .chain(words.iter().cloned())
-        .chain(crate::serve::words::outputs(kind, scratch));
+        .chain(crate::jobs::by_command(kind).map_or_else(Vec::new, |k| k.served_outputs(scratch)));
     let parsed = RunWords::try_parse_from(argv).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();

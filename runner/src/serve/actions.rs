@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::accounts::Caller;
 use super::action_log::{self, Action, Target};
-use super::db::runs::{NewRun, Run, PENDING};
+use super::db::runs::{NewRun, Run, State, PENDING};
 use super::state::AppState;
 use super::words;
 
@@ -266,13 +266,16 @@ pub fn get(st: &AppState, id: i64) -> Result<Run, Refusal> {
 /// Stops a queued or running run (its child stops gracefully and keeps what is complete).
 pub fn stop(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
     let run = get(st, id)?;
-    if !matches!(run.state.as_str(), "queued" | "running") {
+    if !run.state.plays() {
         return Err(Refusal::Conflict(format!(
             "run {id} is {}: only a queued or running run stops",
             run.state
         )));
     }
-    st.db.lock().expect("db lock").set_state(id, "stopped")?;
+    st.db
+        .lock()
+        .expect("db lock")
+        .set_state(id, State::Stopped)?;
     event(
         st,
         id,
@@ -287,13 +290,16 @@ pub fn stop(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
 /// Queues a stopped or failed run again; it resumes from its files.
 pub fn resume(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
     let run = get(st, id)?;
-    if !matches!(run.state.as_str(), "stopped" | "failed") {
+    if !run.state.resumable() {
         return Err(Refusal::Conflict(format!(
             "run {id} is {}: only a stopped or failed run resumes",
             run.state
         )));
     }
-    st.db.lock().expect("db lock").set_state(id, "queued")?;
+    st.db
+        .lock()
+        .expect("db lock")
+        .set_state(id, State::Queued)?;
     event(
         st,
         id,

@@ -60,7 +60,7 @@ fn build_run(st: &AppState, id: i64) {
         }
     };
     append(dir, &format!("run {id}: building its registered engines"));
-    match built_words(st, &run.kind, &run.words, &note) {
+    match built_words(st, run.kind.as_str(), &run.words, &note) {
         Ok((words, rows)) => {
             let stored = st.db.lock().expect("db lock").set_built(id, &words, &rows);
             match stored {

@@ -57,7 +57,8 @@ pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> L
         let stored = db.lock().expect("db lock").last_live(run.id).ok().flatten();
         out = stored.and_then(|t| serde_json::from_str(&t).ok());
     }
-    let mut out: Live = out.unwrap_or_else(|| live(&run.kind, &run.words, Path::new(&run.dir)));
+    let mut out: Live =
+        out.unwrap_or_else(|| live(run.kind.as_str(), &run.words, Path::new(&run.dir)));
     out.positions_per_s = rate(run, &out);
     out
 }
@@ -75,9 +76,11 @@ pub struct Reading {
 /// [`of`], with a tune's view from the same read of its files.
 pub fn reading(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Reading {
     let dir = Path::new(&run.dir);
-    if run.kind != "tune" || !matches!(run.state.as_str(), "queued" | "running") {
+    if run.kind.as_str() != "tune" || !matches!(run.state.as_str(), "queued" | "running") {
         let live = of(db, run);
-        let tune = (run.kind == "tune").then(|| views::tune(dir)).flatten();
+        let tune = (run.kind.as_str() == "tune")
+            .then(|| views::tune(dir))
+            .flatten();
         return Reading { live, tune };
     }
     if !slurm::is_cluster_run(dir) {
@@ -118,7 +121,7 @@ fn tune_numbers(view: &TuneView) -> Live {
 /// A datagen run's positions per second: its positions over the seconds from its child's
 /// last start to its end (or now); `None` before it has positions or a start.
 fn rate(run: &super::db::runs::Run, l: &Live) -> Option<f64> {
-    let positions = l.positions.filter(|_| run.kind == "datagen")?;
+    let positions = l.positions.filter(|_| run.kind.as_str() == "datagen")?;
     let end = match run.state.as_str() {
         "running" => super::db::runs::now(),
         _ => run.finished?,
@@ -132,7 +135,7 @@ pub fn live(kind: &str, words: &[String], dir: &Path) -> Live {
     if let Some(out) = cluster(kind, words, dir) {
         return out;
     }
-    let file = words::primary(kind, dir, words);
+    let file = words::primary_of(kind, dir, words).unwrap_or_default();
     let mut out = Live::default();
     if !file.is_file() {
         return out;
@@ -290,7 +293,7 @@ pub fn page(kind: &str, words: &[String], dir: &Path) -> Option<String> {
         let (m, job) = jobs::read(&rd).ok()?;
         return job.status(&rd, &m).ok().map(|v| v.page());
     }
-    let file = words::primary(kind, dir, words);
+    let file = words::primary_of(kind, dir, words)?;
     if !file.is_file() || kind == "datagen" {
         return None;
     }

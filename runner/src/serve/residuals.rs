@@ -22,6 +22,7 @@ use super::live::Live;
 pub use super::settings::Limits;
 use super::slurm;
 use crate::cluster::records::{RecordShape, Records};
+use crate::job::Job;
 
 /// One shard's or machine's row of a run's Machines table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -165,8 +166,8 @@ pub fn table(
 /// The Machines table of the run whose files are in `dir` (a match or SPRT): a cluster
 /// run's from its run directory, a local run's one row from its live numbers (the server's
 /// `host`, residual 0). `None`: a kind that does not play such games, or nothing to read.
-pub fn of_run(kind: &str, dir: &Path, live: &Live, host: &str, l: Limits) -> Option<Machines> {
-    if !matches!(kind, "match" | "sprt") {
+pub fn of_run(kind: &dyn Job, dir: &Path, live: &Live, host: &str, l: Limits) -> Option<Machines> {
+    if !kind.served_page().residuals {
         return None;
     }
     if !slurm::is_cluster_run(dir) {

@@ -31,14 +31,14 @@ pub fn is_cluster_run(dir: &Path) -> bool {
 /// `machines::check_name`; one argument, never through a shell). It resumes (reattaches)
 /// when the cluster run has its manifest; then its shards are the manifest's.
 pub fn argv(
-    kind: &str,
+    kind: &dyn crate::job::Job,
     words: &[String],
     dir: &Path,
     s: &SlurmSettings,
     shards: u64,
     exclude: &[String],
 ) -> Vec<String> {
-    let mut v = vec![kind.to_string()];
+    let mut v = vec![kind.command().to_string()];
     // A cluster run's clocks are not scaled (refused at submission): the word never plays.
     v.extend(super::nps_scale::strip(words));
     v.extend(words::outputs(kind, dir));
@@ -119,7 +119,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let words = vec!["--games".to_string(), "8".into()];
-        let v = argv("match", &words, d, &s, 3, &[]);
+        let v = argv(
+            crate::jobs::by_command("match").unwrap(),
+            &words,
+            d,
+            &s,
+            3,
+            &[],
+        );
         let shown = |p: &str| d.join(p).to_string_lossy().into_owned();
         let mut want: Vec<String> = ["match", "--games", "8", "--results"]
             .map(String::from)
@@ -143,12 +150,28 @@ mod tests {
         std::fs::create_dir_all(d.join("run")).unwrap();
         std::fs::write(d.join("run/manifest.json"), "{}").unwrap();
         assert_eq!(
-            argv("match", &words, d, &s, 3, &[]).last().unwrap(),
+            argv(
+                crate::jobs::by_command("match").unwrap(),
+                &words,
+                d,
+                &s,
+                3,
+                &[]
+            )
+            .last()
+            .unwrap(),
             "--resume"
         );
         // Excluded nodes: one more argument before --resume, the nodes joined by commas.
         let ex = vec!["node2".to_string(), "node7".into()];
-        let v = argv("match", &words, d, &s, 3, &ex);
+        let v = argv(
+            crate::jobs::by_command("match").unwrap(),
+            &words,
+            d,
+            &s,
+            3,
+            &ex,
+        );
         assert_eq!(
             &v[v.len() - 2..],
             ["--sbatch-arg=--exclude=node2,node7", "--resume"]

@@ -4,18 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::job::Job;
 use crate::jobs;
 
-/// The kinds of run the server starts, each one of `jobs::KINDS`.
-pub const SERVED: &[&str] = &["sprt", "match", "tune", "datagen", "report"];
-
-/// The kinds of [`SERVED`] that this binary's `jobs::KINDS` has.
+/// The commands of the kinds the server runs (`jobs::served`), in the order it lists them.
 pub fn kinds() -> Vec<&'static str> {
-    SERVED
-        .iter()
-        .copied()
-        .filter(|k| jobs::by_command(k).is_some())
-        .collect()
+    jobs::served().iter().map(|k| k.command()).collect()
 }
 
 /// The flags the server owns: the run's files, its resumption, its cores and where it
@@ -44,6 +38,17 @@ pub const OWNED: &[&str] = &[
     "--no-build",
 ];
 
+/// Whether the server owns `flag`: one of [`OWNED`], or one that names a served kind's
+/// files (`Job::served_outputs`; a new kind's own output flag is the server's at once).
+pub fn is_owned(flag: &str) -> bool {
+    OWNED.contains(&flag)
+        || jobs::served().iter().any(|k| {
+            k.served_outputs(Path::new(""))
+                .iter()
+                .any(|w| w.starts_with("--") && w == flag)
+        })
+}
+
 /// Refuses a word list that is not a run's: an unknown kind, or any flag the server owns
 /// (named in the message).
 pub fn check_owned(kind: &str, words: &[String]) -> Result<(), String> {
@@ -57,7 +62,7 @@ pub fn check_owned(kind: &str, words: &[String]) -> Result<(), String> {
         .iter()
         .filter_map(|w| {
             let flag = w.split('=').next().unwrap_or(w);
-            OWNED.iter().copied().find(|o| *o == flag)
+            is_owned(flag).then_some(flag)
         })
         .collect();
     if owned.is_empty() {
@@ -75,80 +80,44 @@ pub fn check_owned(kind: &str, words: &[String]) -> Result<(), String> {
     }
 }
 
-/// The datagen format the words ask for (`--format X`), viriformat by default.
-fn datagen_format(words: &[String]) -> data::training::files::Format {
-    let mut value = None;
-    for (i, w) in words.iter().enumerate() {
-        if let Some(v) = w.strip_prefix("--format=") {
-            value = Some(v.to_string());
-        } else if w == "--format" {
-            value = words.get(i + 1).cloned();
-        }
-    }
-    data::training::files::Format::parse(value.as_deref().unwrap_or("viriformat"))
-        .unwrap_or(data::training::files::Format::Viriformat)
-}
-
 /// The output flags of a run of `kind` whose files are in `dir`, as words.
-pub fn outputs(kind: &str, dir: &Path) -> Vec<String> {
-    let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    match kind {
-        "tune" => vec![
-            "--csv".into(),
-            p("tune.csv"),
-            "--out".into(),
-            p("tuned.txt"),
-        ],
-        "datagen" => vec!["--out".into(), p("positions")],
-        // A report never builds a spar (the server says which spar plays it).
-        "report" => vec![
-            "--out".into(),
-            dir.to_string_lossy().into_owned(),
-            "--no-build".into(),
-        ],
-        _ => vec![
-            "--results".into(),
-            p("results.csv"),
-            "--pgnout".into(),
-            p("games.pgn"),
-            "--json".into(),
-            p("summary.json"),
-        ],
-    }
+pub fn outputs(kind: &dyn Job, dir: &Path) -> Vec<String> {
+    kind.served_outputs(dir)
 }
 
 /// The file a run of `kind` keeps its progress in (what `--resume` continues from and the
 /// status view reads).
-pub fn primary(kind: &str, dir: &Path, words: &[String]) -> PathBuf {
-    match kind {
-        "tune" => dir.join("tune.csv"),
-        "report" => dir.join("stats.json"),
-        "datagen" => {
-            let paths = datagen_format(words).paths(&dir.join("positions"));
-            paths
-                .viriformat
-                .or(paths.text)
-                .unwrap_or_else(|| dir.join("positions"))
-        }
-        _ => dir.join("results.csv"),
-    }
+pub fn primary(kind: &dyn Job, dir: &Path, words: &[String]) -> PathBuf {
+    kind.served_primary(dir, words)
+}
+
+/// [`primary`] of the kind whose command is `kind` (`None`: no kind has that command).
+pub fn primary_of(kind: &str, dir: &Path, words: &[String]) -> Option<PathBuf> {
+    jobs::by_command(kind).map(|k| primary(k, dir, words))
 }
 
 /// The datagen format of a run's words.
 pub fn format_of(words: &[String]) -> data::training::files::Format {
-    datagen_format(words)
+    jobs::datagen::job::format_of_words(words)
 }
 
 /// Whether a run has progress to resume from (a report has none: a local report plays
 /// all its games again).
-pub fn has_progress(kind: &str, dir: &Path, words: &[String]) -> bool {
-    kind != "report" && std::fs::metadata(primary(kind, dir, words)).is_ok_and(|m| m.len() > 0)
+pub fn has_progress(kind: &dyn Job, dir: &Path, words: &[String]) -> bool {
+    kind.served_page().resumes
+        && std::fs::metadata(primary(kind, dir, words)).is_ok_and(|m| m.len() > 0)
 }
 
 /// The child's arguments (after the program): `KIND WORDS… OUTPUTS… --concurrency N
 /// [--resume]` (without the server's `--scale-nps`).
-pub fn argv(kind: &str, words: &[String], dir: &Path, cores: usize, resume: bool) -> Vec<String> {
-    let mut v = vec![kind.to_string()];
+pub fn argv(
+    kind: &dyn Job,
+    words: &[String],
+    dir: &Path,
+    cores: usize,
+    resume: bool,
+) -> Vec<String> {
+    let mut v = vec![kind.command().to_string()];
     v.extend(super::nps_scale::strip(words));
     v.extend(outputs(kind, dir));
     v.push("--concurrency".into());
@@ -161,8 +130,8 @@ pub fn argv(kind: &str, words: &[String], dir: &Path, cores: usize, resume: bool
 
 /// The command line a user types for the same run (shown on its page): `spar KIND WORDS…
 /// OUTPUTS…` (without the server's `--scale-nps`), each word quoted for a POSIX shell where it needs it.
-pub fn command_line(kind: &str, words: &[String], dir: &Path) -> String {
-    let mut v = vec!["spar".to_string(), kind.to_string()];
+pub fn command_line(kind: &dyn Job, words: &[String], dir: &Path) -> String {
+    let mut v = vec!["spar".to_string(), kind.command().to_string()];
     v.extend(super::nps_scale::strip(words));
     v.extend(outputs(kind, dir));
     v.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
@@ -191,6 +160,10 @@ fn quote(w: &str) -> String {
 mod tests {
     use super::*;
 
+    fn k(command: &str) -> &'static dyn Job {
+        jobs::by_command(command).unwrap()
+    }
+
     fn w(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
     }
@@ -212,9 +185,14 @@ mod tests {
     }
 
     #[test]
+    fn the_server_lists_its_kinds_sprt_first() {
+        assert_eq!(kinds(), ["sprt", "match", "tune", "datagen", "report"]);
+    }
+
+    #[test]
     fn the_child_gets_the_words_then_the_servers_flags() {
         let dir = Path::new("/d/runs/7");
-        let v = argv("match", &w("--games 8"), dir, 3, true);
+        let v = argv(k("match"), &w("--games 8"), dir, 3, true);
         assert_eq!(
             v,
             w(
@@ -223,19 +201,19 @@ mod tests {
             )
         );
         assert_eq!(
-            argv("datagen", &[], dir, 1, false)[1..3],
+            argv(k("datagen"), &[], dir, 1, false)[1..3],
             w("--out /d/runs/7/positions")
         );
         assert_eq!(
-            primary("datagen", dir, &w("--format text")),
+            primary(k("datagen"), dir, &w("--format text")),
             dir.join("positions")
         );
-        assert_eq!(primary("tune", dir, &[]), dir.join("tune.csv"));
+        assert_eq!(primary(k("tune"), dir, &[]), dir.join("tune.csv"));
     }
 
     #[test]
     fn the_command_line_quotes_what_a_shell_would_split() {
-        let line = command_line("match", &w("--engine name=a"), Path::new("/r"));
+        let line = command_line(k("match"), &w("--engine name=a"), Path::new("/r"));
         assert!(line.starts_with("spar match --engine name=a --results /r/results.csv"));
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), "'it'\\''s'");

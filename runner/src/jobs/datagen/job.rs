@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use data::training::files::Format;
+
 use crate::cli::OutputArgs;
 use crate::cluster::manifest::Manifest;
 use crate::cluster::merge::refuse_options;
@@ -11,7 +13,7 @@ use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
-use crate::job::{Job, StatusView, Unit};
+use crate::job::{Job, Numbers, ServedPage, StatusView, Unit};
 
 /// `spar datagen`.
 pub struct DatagenJob;
@@ -70,4 +72,47 @@ impl Job for DatagenJob {
     fn status(&self, dir: &Path, m: &Manifest) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(status::of_run(dir, m, self)?))
     }
+
+    fn served(&self) -> Option<u8> {
+        Some(3)
+    }
+
+    fn served_outputs(&self, dir: &Path) -> Vec<String> {
+        vec![
+            "--out".into(),
+            dir.join("positions").to_string_lossy().into_owned(),
+        ]
+    }
+
+    /// The viriformat file, or the text file of a run that writes only text.
+    fn served_primary(&self, dir: &Path, words: &[String]) -> PathBuf {
+        let paths = format_of_words(words).paths(&dir.join("positions"));
+        paths
+            .viriformat
+            .or(paths.text)
+            .unwrap_or_else(|| dir.join("positions"))
+    }
+
+    fn served_page(&self) -> ServedPage {
+        ServedPage {
+            numbers: Numbers::Positions,
+            training_files: true,
+            resumes: true,
+            ..ServedPage::default()
+        }
+    }
+}
+
+/// The training-file format a datagen's words ask for (`--format X`), viriformat by
+/// default (or when `X` is no format: the command refuses it).
+pub fn format_of_words(words: &[String]) -> Format {
+    let mut value = None;
+    for (i, w) in words.iter().enumerate() {
+        if let Some(v) = w.strip_prefix("--format=") {
+            value = Some(v.to_string());
+        } else if w == "--format" {
+            value = words.get(i + 1).cloned();
+        }
+    }
+    Format::parse(value.as_deref().unwrap_or("viriformat")).unwrap_or(Format::Viriformat)
 }

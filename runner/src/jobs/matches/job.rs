@@ -13,7 +13,7 @@ use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
 use crate::files::run_record;
-use crate::job::{Job, StatusView, Unit};
+use crate::job::{Job, ServedPage, StatusView, Unit};
 use crate::summary;
 
 /// `spar match` or (`sprt`) `spar sprt`.
@@ -135,5 +135,36 @@ impl Job for MatchJob {
 
     fn status_of_file(&self, path: &Path) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(status::of_csv(path)?))
+    }
+
+    fn served(&self) -> Option<u8> {
+        // The SPRT first: the submit form's default.
+        Some(if self.sprt { 0 } else { 1 })
+    }
+
+    fn served_outputs(&self, dir: &Path) -> Vec<String> {
+        let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        vec![
+            "--results".into(),
+            p("results.csv"),
+            "--pgnout".into(),
+            p("games.pgn"),
+            "--json".into(),
+            p("summary.json"),
+        ]
+    }
+
+    fn served_primary(&self, dir: &Path, _words: &[String]) -> PathBuf {
+        dir.join("results.csv")
+    }
+
+    fn served_page(&self) -> ServedPage {
+        ServedPage {
+            status_lines: true,
+            status_page: true,
+            resumes: true,
+            residuals: true,
+            ..ServedPage::default()
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
-use crate::job::{Job, StatusView, Unit};
+use crate::job::{Job, Section, ServedPage, StatusView, Unit};
 
 /// `spar report`.
 pub struct ReportJob;
@@ -82,5 +82,31 @@ impl Job for ReportJob {
 
     fn status(&self, dir: &Path, m: &Manifest) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(status::of_run(dir, m, self)?))
+    }
+
+    fn served(&self) -> Option<u8> {
+        Some(4)
+    }
+
+    /// Its directory, and no build: the server says which spar plays it.
+    fn served_outputs(&self, dir: &Path) -> Vec<String> {
+        vec![
+            "--out".into(),
+            dir.to_string_lossy().into_owned(),
+            "--no-build".into(),
+        ]
+    }
+
+    fn served_primary(&self, dir: &Path, _words: &[String]) -> PathBuf {
+        dir.join("stats.json")
+    }
+
+    /// A local report plays all its games again: nothing to resume from.
+    fn served_page(&self) -> ServedPage {
+        ServedPage {
+            tracked: true,
+            section: Section::Report,
+            ..ServedPage::default()
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::{CliError, CliResult};
 use crate::files::run_record;
-use crate::job::{Job, StatusView, Unit};
+use crate::job::{Job, Section, ServedPage, StatusView, Unit};
 use crate::jobs::matches::job::{pairs_finished, pairs_progress};
 
 /// `spar tune`.
@@ -116,5 +116,33 @@ impl Job for TuneJob {
 
     fn status_of_file(&self, path: &Path) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(super::status_local::from_csv(path)?))
+    }
+
+    fn served(&self) -> Option<u8> {
+        Some(2)
+    }
+
+    fn served_outputs(&self, dir: &Path) -> Vec<String> {
+        let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        vec![
+            "--csv".into(),
+            p("tune.csv"),
+            "--out".into(),
+            p("tuned.txt"),
+        ]
+    }
+
+    fn served_primary(&self, dir: &Path, _words: &[String]) -> PathBuf {
+        dir.join("tune.csv")
+    }
+
+    fn served_page(&self) -> ServedPage {
+        ServedPage {
+            status_lines: true,
+            status_page: true,
+            resumes: true,
+            section: Section::Trajectories,
+            ..ServedPage::default()
+        }
     }
 }

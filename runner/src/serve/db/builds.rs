@@ -117,7 +117,7 @@ mod tests {
             ("failed", "make failed")
         );
         assert!(db.unbuilt().unwrap().is_empty());
-        db.set_state(queued, "stopped").unwrap();
+        db.set_state(queued, "stopped".into()).unwrap();
         assert!(!db.build_failed(queued, "again").unwrap());
     }
 }

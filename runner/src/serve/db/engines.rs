@@ -309,7 +309,7 @@ mod tests {
         // The queued run uses the engine; a removed engine keeps its row, and its name may
         // be registered again.
         assert_eq!(db.runs_using("e", false).unwrap(), vec![id]);
-        db.set_state(id, "stopped").unwrap();
+        db.set_state(id, "stopped".into()).unwrap();
         assert!(db.runs_using("e", false).unwrap().is_empty());
         assert_eq!(db.runs_using("e", true).unwrap(), vec![id]);
         // A change that waits leaves the engine as it is; a change made drops it.

@@ -4,8 +4,10 @@ use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 
 use super::Db;
+use crate::job::Job;
+use crate::jobs;
 
-/// The states of a run.
+/// The states of a run, as stored and shown.
 pub const STATES: &[&str] = &[
     "pending-approval",
     "queued",
@@ -15,19 +17,171 @@ pub const STATES: &[&str] = &[
     "failed",
 ];
 
+/// The state of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum State {
+    /// It waits for an approver (the scheduler never starts it).
+    Pending,
+    /// It waits for cores.
+    #[default]
+    Queued,
+    /// Its child plays it.
+    Running,
+    /// Stopped by a user (it can be resumed).
+    Stopped,
+    /// Its child ended with exit 0.
+    Finished,
+    /// Its child failed, or could not start or be built.
+    Failed,
+}
+
+impl State {
+    const ALL: [State; 6] = [
+        State::Pending,
+        State::Queued,
+        State::Running,
+        State::Stopped,
+        State::Finished,
+        State::Failed,
+    ];
+
+    /// The state as stored and shown (one of [`STATES`]).
+    pub fn as_str(self) -> &'static str {
+        STATES[self as usize]
+    }
+
+    /// The state stored as `name`; `Err` names it.
+    pub fn parse(name: &str) -> std::result::Result<State, String> {
+        State::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or_else(|| format!("unknown run state '{name}': one of {}", STATES.join(", ")))
+    }
+
+    /// Whether a child plays it or will: queued or running.
+    pub fn plays(self) -> bool {
+        matches!(self, State::Queued | State::Running)
+    }
+
+    /// Whether it can be resumed: stopped or failed.
+    pub fn resumable(self) -> bool {
+        matches!(self, State::Stopped | State::Failed)
+    }
+}
+
 /// The state of a run that waits for an approver (the scheduler never starts it).
-pub const PENDING: &str = "pending-approval";
+pub const PENDING: State = State::Pending;
+
+/// The kind of a run: one of the kinds a server runs (`jobs::served`), as its row stores
+/// its command.
+#[derive(Clone, Copy)]
+pub struct Kind(&'static dyn Job);
+
+impl Kind {
+    /// The command that names it (`spar COMMAND`), as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        self.0.command()
+    }
+
+    /// The served kind whose command is `name`; `Err` names it.
+    pub fn parse(name: &str) -> std::result::Result<Kind, String> {
+        jobs::served()
+            .into_iter()
+            .find(|k| k.command() == name)
+            .map(Kind)
+            .ok_or_else(|| format!("unknown run kind '{name}'"))
+    }
+}
+
+impl std::ops::Deref for Kind {
+    type Target = dyn Job;
+
+    fn deref(&self) -> &(dyn Job + 'static) {
+        self.0
+    }
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Kind {}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kind({})", self.as_str())
+    }
+}
+
+/// Both print as stored (`{}` in messages, as the strings did).
+macro_rules! shown_as_stored {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl rusqlite::types::FromSql for $t {
+            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+                let name = v.as_str()?;
+                Self::parse(name).map_err(|e| rusqlite::types::FromSqlError::Other(e.into()))
+            }
+        }
+
+        impl rusqlite::ToSql for $t {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(self.as_str().into())
+            }
+        }
+    )*};
+}
+
+shown_as_stored!(Kind, State);
+
+/// A test's kind by its command.
+#[cfg(test)]
+impl From<&str> for Kind {
+    fn from(name: &str) -> Kind {
+        Kind::parse(name).unwrap()
+    }
+}
+
+/// A test's state by its name.
+#[cfg(test)]
+impl From<&str> for State {
+    fn from(name: &str) -> State {
+        State::parse(name).unwrap()
+    }
+}
+
+/// A test's runs are of the first served kind unless they say.
+#[cfg(test)]
+impl Default for Kind {
+    fn default() -> Kind {
+        Kind(jobs::served()[0])
+    }
+}
 
 /// One run, as stored.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(test, derive(Default))]
 pub struct Run {
     pub id: i64,
-    pub kind: String,
+    pub kind: Kind,
     pub words: Vec<String>,
     pub priority: i64,
     pub throughput: i64,
     pub note: String,
-    pub state: String,
+    pub state: State,
     pub created: i64,
     pub started: Option<i64>,
     pub finished: Option<i64>,
@@ -187,7 +341,7 @@ impl Db {
                             now(),
                             new.cwd,
                             new.owner,
-                            if new.waits { PENDING } else { "queued" }
+                            if new.waits { PENDING } else { State::Queued }
                         ],
                     )
                     .map_err(db_err)?;
@@ -292,7 +446,7 @@ impl Db {
     }
 
     /// Sets the state of run `id`.
-    pub fn set_state(&self, id: i64, state: &str) -> Result<()> {
+    pub fn set_state(&self, id: i64, state: State) -> Result<()> {
         self.exec(
             "UPDATE runs SET state = ?1 WHERE id = ?2",
             params![state, id],
@@ -317,8 +471,8 @@ impl Db {
     }
 
     /// Run `id`'s child ended: its new state, exit code and last stderr lines.
-    pub fn ended(&self, id: i64, state: &str, code: Option<i64>, tail: &str) -> Result<()> {
-        let finished = matches!(state, "finished" | "failed").then(now);
+    pub fn ended(&self, id: i64, state: State, code: Option<i64>, tail: &str) -> Result<()> {
+        let finished = matches!(state, State::Finished | State::Failed).then(now);
         self.exec(
             "UPDATE runs SET state = ?1, exit_code = ?2, stderr_tail = ?3, finished = ?4 \
              WHERE id = ?5",
@@ -373,6 +527,55 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("spar.db")).unwrap();
         (dir, db)
+    }
+
+    #[test]
+    fn kinds_and_states_are_stored_as_their_names_and_an_unknown_one_is_named() {
+        let (_d, db) = db();
+        let words = vec!["--games".to_string(), "2".to_string()];
+        let new = NewRun {
+            kind: "sprt",
+            words: &words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+            owner: None,
+            waits: false,
+        };
+        let r = db.insert(&new, |id| Ok(Some(format!("/d/{id}")))).unwrap();
+        assert_eq!((r.kind.as_str(), r.state), ("sprt", State::Queued));
+        db.set_state(r.id, State::Stopped).unwrap();
+        let stored: (String, String) = db
+            .conn
+            .query_row("SELECT kind, state FROM runs WHERE id = ?1", [r.id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(stored, ("sprt".to_string(), "stopped".to_string()));
+        let json = serde_json::to_value(db.get(r.id).unwrap().unwrap()).unwrap();
+        assert_eq!(
+            (&json["kind"], &json["state"]),
+            (&"sprt".into(), &"stopped".into())
+        );
+        for name in STATES {
+            assert_eq!(State::parse(name).unwrap().as_str(), *name);
+        }
+        // A row written by another spar, of a kind or state this one does not know.
+        for (column, value) in [("kind", "texel"), ("state", "paused")] {
+            db.conn
+                .execute(&format!("UPDATE runs SET {column} = ?1"), [value])
+                .unwrap();
+            let e = db.get(r.id).unwrap_err();
+            assert!(
+                e.contains(&format!("unknown run {column} '{value}'")),
+                "{e}"
+            );
+            assert!(db.list(&Filter::default()).is_err());
+            db.conn
+                .execute("UPDATE runs SET kind = 'sprt', state = 'queued'", [])
+                .unwrap();
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod size;
 
 use std::path::{Path, PathBuf};
 
-use super::db::runs::Run;
+use super::db::runs::{Run, State};
 use reserve::RESERVE;
 use size::show;
 
@@ -96,7 +96,7 @@ pub fn full_reason(tail: &str, free: Option<u64>, dir: &Path) -> Option<String> 
 /// Why a failed run failed, when the server knows more than its exit: the first line of
 /// its stored stderr tail when that is a [`full_reason`].
 pub fn reason(run: &Run) -> Option<&str> {
-    if run.state != "failed" {
+    if run.state != State::Failed {
         return None;
     }
     run.stderr_tail
@@ -263,15 +263,15 @@ mod tests {
             id: 1,
             kind: "datagen".into(),
             throughput: 100,
-            state: "failed".into(),
+            state: State::Failed,
             exit_code: Some(1),
             stderr_tail: "disk full: x: No space left on device\nspar: error: x".into(),
             ..Run::default()
         };
         assert_eq!(reason(&run), Some("disk full: x: No space left on device"));
-        run.state = "queued".into();
+        run.state = State::Queued;
         assert_eq!(reason(&run), None);
-        run.state = "failed".into();
+        run.state = State::Failed;
         run.stderr_tail = "spar: error: disk full: no".into();
         assert_eq!(reason(&run), None);
     }

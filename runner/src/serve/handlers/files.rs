@@ -182,7 +182,11 @@ pub async fn status_page(State(st): State<Shared>, RunId(id): RunId) -> Response
         Ok(r) => r,
         Err(e) => return refuse(StatusCode::NOT_FOUND, e.message().to_string()),
     };
-    match live::page(&run.kind, &run.words, std::path::Path::new(&run.dir)) {
+    match live::page(
+        run.kind.as_str(),
+        &run.words,
+        std::path::Path::new(&run.dir),
+    ) {
         Some(page) => Html(page).into_response(),
         None => refuse(
             StatusCode::NOT_FOUND,

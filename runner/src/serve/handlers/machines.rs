@@ -29,7 +29,7 @@ pub fn of_run(st: &AppState, run: &Run, live: &Live) -> Option<Machines> {
     if let Some(n) = crate::serve::slurm::shards_of(dir) {
         machines::note_shard_nps(&st.db, &crate::serve::slurm::run_dir(dir), n);
     }
-    let m = residuals::of_run(&run.kind, dir, live, &machines::host(), st.residuals)?;
+    let m = residuals::of_run(&*run.kind, dir, live, &machines::host(), st.residuals)?;
     machines::note_flags(&st.db, run.id, &m);
     Some(m)
 }

@@ -94,15 +94,19 @@ fn slots(st: &Shared) -> Vec<SlotRow> {
         .into_iter()
         .filter_map(|s| {
             let run = st.db.lock().expect("db lock").get(s.run).ok().flatten()?;
-            let l = live::live(&run.kind, &run.words, std::path::Path::new(&run.dir));
+            let l = live::live(
+                run.kind.as_str(),
+                &run.words,
+                std::path::Path::new(&run.dir),
+            );
             let rate = l
                 .games
                 .filter(|_| s.secs > 0.5)
                 .map(|g| g.saturating_sub(s.games0) as f64 / s.secs);
             Some(SlotRow {
                 run: s.run,
-                kind: run.kind,
-                state: run.state,
+                kind: run.kind.to_string(),
+                state: run.state.to_string(),
                 cores: s.cores,
                 stopping: s.stopping,
                 secs: s.secs,

@@ -6,8 +6,9 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::files::listing;
 use super::ApiError;
+use crate::job::Section;
 use crate::serve::accounts::run_access::RunId;
-use crate::serve::db::runs::{Filter, Run};
+use crate::serve::db::runs::{Filter, Run, State as RunState};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
@@ -64,7 +65,9 @@ pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
 /// `GET /`.
 pub async fn index(State(st): State<Shared>) -> Response {
     let form = FormState {
-        kind: "sprt".into(),
+        kind: words::kinds()
+            .first()
+            .map_or(String::new(), |k| k.to_string()),
         priority: "0".into(),
         throughput: actions::DEFAULT_THROUGHPUT.to_string(),
         ..FormState::default()
@@ -130,8 +133,8 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let live::Reading { live: l, tune } = live::reading(&st.db, &run);
     let cluster = crate::serve::slurm::is_cluster_run(dir);
     let has_page = cluster
-        || (!matches!(run.kind.as_str(), "datagen" | "report")
-            && words::primary(&run.kind, dir, &run.words).is_file());
+        || (run.kind.served_page().status_page
+            && words::primary(&*run.kind, dir, &run.words).is_file());
     let command = match st.sched.slurm() {
         Some(s) => {
             let mut w = run.words.clone();
@@ -139,11 +142,11 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
                 .or(st.sched.cores_of(id).map(|n| n as u64))
                 .unwrap_or(s.shards);
             w.extend(crate::serve::slurm::flags(dir, s, shards));
-            words::command_line(&run.kind, &w, dir)
+            words::command_line(&*run.kind, &w, dir)
         }
-        None => words::command_line(&run.kind, &run.words, dir),
+        None => words::command_line(&*run.kind, &run.words, dir),
     };
-    let (st2, queued) = (st.clone(), run.state == "queued");
+    let (st2, queued) = (st.clone(), run.state == RunState::Queued);
     let build_log = dir.join(crate::serve::builder::BUILD_LOG);
     let engines = tokio::task::spawn_blocking(move || {
         let rows = st2
@@ -160,12 +163,20 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     })
     .await
     .unwrap_or_default();
-    let (kind, d) = (run.kind.clone(), dir.to_path_buf());
+    let (section, d) = (run.kind.served_page().section, dir.to_path_buf());
     let (st3, run3, l3) = (st.clone(), run.clone(), l.clone());
     let special = tokio::task::spawn_blocking(move || {
         let machines = super::machines::of_run(&st3, &run3, &l3);
-        special(id, &kind, &d, tune.as_ref())
-            + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
+        let special = match section {
+            Section::Trajectories => tune.map_or(String::new(), |v| {
+                pages::tune::section(&v, views::tuned(&d).as_deref())
+            }),
+            Section::Report => {
+                views::report(&d).map_or(String::new(), |f| pages::report::section(id, &f))
+            }
+            Section::None => String::new(),
+        };
+        special + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
     })
     .await
     .unwrap_or_default();
@@ -179,21 +190,4 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
         &(engines + &special),
     ))
     .into_response()
-}
-
-/// The section of a run's page that its kind has (a tune's trajectories, from `tune`: the
-/// page's read of its files; a report's tables), from its files; empty for the other kinds.
-fn special(
-    id: i64,
-    kind: &str,
-    dir: &std::path::Path,
-    tune: Option<&crate::jobs::tune::status::TuneView>,
-) -> String {
-    match kind {
-        "tune" => tune.map_or(String::new(), |v| {
-            pages::tune::section(v, views::tuned(dir).as_deref())
-        }),
-        "report" => views::report(dir).map_or(String::new(), |f| pages::report::section(id, &f)),
-        _ => String::new(),
-    }
 }

@@ -90,7 +90,11 @@ pub fn page(
     body.push_str(&section("running", "Running", &["running"]));
     body.push_str(&section("queued", "Queued", &["queued"]));
     if runs.iter().any(|(r, _)| r.state == PENDING) {
-        body.push_str(&section("waiting", "Waiting for approval", &[PENDING]));
+        body.push_str(&section(
+            "waiting",
+            "Waiting for approval",
+            &[PENDING.as_str()],
+        ));
     }
     body.push_str(&section(
         "finished",

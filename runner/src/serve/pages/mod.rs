@@ -16,15 +16,15 @@ pub mod tune;
 
 use html::{esc, num};
 
-use super::db::runs::Run;
+use super::db::runs::{Run, State};
 use super::live::Live;
 
 /// The class of a run's row: its verdict (`H1` green, `H0` red) or `failed`.
 fn row_class(run: &Run, live: &Live) -> &'static str {
-    match (live.verdict.as_deref(), run.state.as_str()) {
+    match (live.verdict.as_deref(), run.state) {
         (Some("H1"), _) => "H1",
         (Some("H0"), _) => "H0",
-        (_, "failed") => "failed",
+        (_, State::Failed) => "failed",
         _ => "",
     }
 }
@@ -40,10 +40,10 @@ fn state_cell(run: &Run) -> String {
         Some(reason) => format!(
             "<td data-f=\"state\" title=\"{}\">{}: {}</td>",
             esc(reason),
-            esc(&run.state),
+            esc(run.state.as_str()),
             esc(super::disk::REASON_PREFIX.trim_end_matches([':', ' ']))
         ),
-        None => format!("<td data-f=\"state\">{}</td>", esc(&run.state)),
+        None => format!("<td data-f=\"state\">{}</td>", esc(run.state.as_str())),
     }
 }
 
@@ -59,9 +59,9 @@ pub fn rows(runs: &[(Run, Live)]) -> String {
              <td data-f=\"llr\">{llr}</td><td>{note}</td></tr>",
             id = run.id,
             class = row_class(run, live),
-            state = esc(&run.state),
+            state = esc(run.state.as_str()),
             state_cell = state_cell(run),
-            kind = esc(&run.kind),
+            kind = esc(run.kind.as_str()),
             words = esc(&run.words.join(" ")),
             games = live.games.map_or("–".to_string(), |g| g.to_string()),
             elo = elo(live),
@@ -212,7 +212,7 @@ mod tests {
         // A command line copied from a run page pastes back as the same words.
         let words = ["--engine", "cmd=/a b/it's", "args=-x \\y", "", "name=a\"b"];
         let line = crate::serve::words::command_line(
-            "match",
+            crate::jobs::by_command("match").unwrap(),
             &words.map(String::from),
             std::path::Path::new("/r"),
         );

@@ -4,7 +4,8 @@
 
 use super::html::{esc, layout, num, time};
 use super::{elo, llr, LIVE_SCRIPT};
-use crate::serve::db::runs::{Run, PENDING};
+use crate::job::Numbers;
+use crate::serve::db::runs::{Run, State, PENDING};
 use crate::serve::live::Live;
 
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
@@ -35,17 +36,16 @@ pub fn page(
          <tr><th>created / started / finished</th><td>{created} / {started} / {finished} UTC</td></tr>\
          <tr><th>exit code</th><td>{code}</td></tr>{approval}\
          <tr><th>directory</th><td><code>{dir}</code></td></tr></table>",
-        state = esc(&run.state),
-        kind = esc(&run.kind),
+        state = esc(run.state.as_str()),
+        kind = esc(run.kind.as_str()),
         words = esc(&run.words.join(" ")),
         priority = run.priority,
         throughput = run.throughput,
         cores = cores.map_or("–".into(), |c| c.to_string()),
         games = live.games.map_or("–".into(), |g| g.to_string()),
-        numbers = if run.kind == "datagen" {
-            datagen_rows(live)
-        } else {
-            match_rows(live)
+        numbers = match run.kind.served_page().numbers {
+            Numbers::Positions => datagen_rows(live),
+            Numbers::Games => match_rows(live),
         },
         created = time(Some(run.created)),
         started = time(run.started),
@@ -55,7 +55,7 @@ pub fn page(
         dir = esc(&run.dir),
     );
     b.push_str(sections);
-    if run.state == "failed" {
+    if run.state == State::Failed {
         let code = run.exit_code.map_or(
             "no exit code (killed by a signal, or it could not start)".into(),
             |c| format!("exit code <span id=\"exit-code\">{c}</span>"),
@@ -76,9 +76,10 @@ pub fn page(
             replay = esc(&crate::serve::words::replay(&run.cwd, command)),
         ));
     }
-    if run.kind == "datagen" {
+    let shows = run.kind.served_page();
+    if shows.training_files {
         b.push_str(&training_files(id, files));
-    } else if run.kind != "report" {
+    } else if shows.status_lines {
         b.push_str(&format!(
             "<h2>Status</h2><pre data-f=\"lines\">{}</pre>",
             esc(&live.lines.join("\n"))
@@ -131,7 +132,7 @@ pub fn page(
          <button>Delete (files move to the archive)</button></form>",
         note = esc(&run.note),
         // Only what the run's state allows: a finished run neither stops nor resumes.
-        stop = if matches!(run.state.as_str(), "queued" | "running") {
+        stop = if run.state.plays() {
             format!(
                 "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\">\
                  <button>Stop</button></form> "
@@ -139,7 +140,7 @@ pub fn page(
         } else {
             String::new()
         },
-        resume = if matches!(run.state.as_str(), "stopped" | "failed") {
+        resume = if run.state.resumable() {
             format!(
                 "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\">\
                  <button>Resume</button></form> "

@@ -19,14 +19,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::{end_state, stderr_tail, Scheduler};
-use crate::serve::db::runs::Run;
+use crate::serve::db::runs::{Run, State};
 use crate::serve::disk::{self, size::show};
 
 /// What an end writes: the run's state, exit code and stderr tail, what its files say
 /// (JSON, for the pages), and its event.
 #[derive(Clone, Debug)]
 pub struct End {
-    pub state: String,
+    pub state: State,
     pub code: Option<i64>,
     pub tail: String,
     /// `None`: a start that failed (the stored numbers stay as they are).
@@ -39,17 +39,17 @@ pub struct End {
 
 /// The end of `run`'s child, which exited with `code` (`None`: a signal), `stopped` by the
 /// server or not, the run being `now` in the database.
-pub fn child_end(run: &Run, code: Option<i32>, stopped: bool, now: &str) -> End {
+pub fn child_end(run: &Run, code: Option<i32>, stopped: bool, now: State) -> End {
     let id = run.id;
     let dir = Path::new(&run.dir);
     let tail = stderr_tail(dir);
-    let state = end_state(code, stopped, now).to_string();
-    let numbers = super::super::live::live(&run.kind, &run.words, dir);
+    let state = end_state(code, stopped, now);
+    let numbers = super::super::live::live(run.kind.as_str(), &run.words, dir);
     let numbers = Some(serde_json::to_string(&numbers).unwrap_or_default());
     let exit = code.map_or("by a signal".to_string(), |c| c.to_string());
-    let (kind, message, how, tail) = match state.as_str() {
-        "finished" => ("finish", format!("run {id} finished (exit 0)"), None, tail),
-        "failed" => match disk::full_reason(&tail, disk::free(dir).ok(), dir) {
+    let (kind, message, how, tail) = match state {
+        State::Finished => ("finish", format!("run {id} finished (exit 0)"), None, tail),
+        State::Failed => match disk::full_reason(&tail, disk::free(dir).ok(), dir) {
             Some(reason) => (
                 "failure",
                 format!("run {id} failed (exit {exit}): {reason}"),
@@ -66,7 +66,7 @@ pub fn child_end(run: &Run, code: Option<i32>, stopped: bool, now: &str) -> End 
                 )
             }
         },
-        "queued" => (
+        State::Queued => (
             "stop",
             format!("run {id}: its child ended; it is queued again"),
             None,
@@ -96,7 +96,7 @@ pub fn start_failure(run: &Run, error: &str) -> End {
     let dir = Path::new(&run.dir);
     let reason = disk::full_reason(error, None, dir);
     End {
-        state: "failed".into(),
+        state: State::Failed,
         code: None,
         tail: match &reason {
             Some(r) => format!("{r}\n{error}"),
@@ -207,7 +207,7 @@ impl Scheduler {
         let written = self.space.retry(|| {
             let db = self.db.lock().expect("db lock");
             db.atomically(|db| {
-                db.ended(id, &end.state, end.code, &end.tail)?;
+                db.ended(id, end.state, end.code, &end.tail)?;
                 if let Some(numbers) = &end.numbers {
                     db.set_last_live(id, numbers)?;
                 }
@@ -323,7 +323,7 @@ mod tests {
             kind: "datagen".into(),
             words: vec!["--games".into(), "9".into()],
             throughput: 100,
-            state: "running".into(),
+            state: State::Running,
             dir: dir.to_string_lossy().into_owned(),
             cwd: "/".into(),
             ..Run::default()
@@ -339,7 +339,7 @@ mod tests {
             "spar: error: positions.txt: No space left on device (os error 28)\n",
         )
         .unwrap();
-        let end = child_end(&r, Some(1), false, "running");
+        let end = child_end(&r, Some(1), false, State::Running);
         assert_eq!((end.state.as_str(), end.code), ("failed", Some(1)));
         assert!(end
             .tail
@@ -353,11 +353,11 @@ mod tests {
         assert_eq!(end.how.as_deref(), Some("disk full"));
         assert!(end.numbers.is_some());
         // Stopped by the server, the same stderr is no failure.
-        let end = child_end(&r, Some(130), true, "running");
+        let end = child_end(&r, Some(130), true, State::Running);
         assert_eq!((end.state.as_str(), end.how), ("queued", None));
         // Another failure keeps its tail as it is.
         std::fs::write(dir.path().join("stderr.log"), "spar: error: bad book\n").unwrap();
-        let end = child_end(&r, Some(1), false, "running");
+        let end = child_end(&r, Some(1), false, State::Running);
         assert_eq!(end.tail, "spar: error: bad book");
         assert_eq!(end.how.as_deref(), Some("exit 1: spar: error: bad book"));
         // A start that failed.

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use super::db::runs::Run;
+use super::db::runs::{Run, State};
 use super::db::Db;
 use super::disk::Space;
 use super::settings::SlurmSettings;
@@ -106,12 +106,13 @@ impl Scheduler {
         space: Arc<Space>,
     ) -> Result<Scheduler, String> {
         let active = db.lock().expect("db lock").active()?;
-        for run in active.iter().filter(|r| r.state == "running") {
+        for run in active.iter().filter(|r| r.state == State::Running) {
             eprintln!(
                 "spar serve: run {} was running: it resumes from its files",
                 run.id
             );
-            let queued = space.retry(|| db.lock().expect("db lock").set_state(run.id, "queued"));
+            let queued =
+                space.retry(|| db.lock().expect("db lock").set_state(run.id, State::Queued));
             if let Err(e) = queued {
                 eprintln!(
                     "spar serve: run {}: cannot queue it again ({e}): it stays 'running' in the \
@@ -340,7 +341,7 @@ impl Scheduler {
             if children.contains_key(&run.id) || full || scaling {
                 continue;
             }
-            let games0 = super::live::live(&run.kind, &run.words, Path::new(&run.dir))
+            let games0 = super::live::live(run.kind.as_str(), &run.words, Path::new(&run.dir))
                 .games
                 .unwrap_or(0);
             match self.start(run, cores) {
@@ -422,7 +423,7 @@ impl Scheduler {
         let (argv, resume) = match &self.slurm {
             Some(s) => (
                 super::slurm::argv(
-                    &run.kind,
+                    &*run.kind,
                     &run.words,
                     dir,
                     s,
@@ -432,17 +433,17 @@ impl Scheduler {
                 super::slurm::is_cluster_run(dir),
             ),
             None => {
-                let resume = words::has_progress(&run.kind, dir, &run.words);
+                let resume = words::has_progress(&*run.kind, dir, &run.words);
                 let host = super::machines::local_nps(&self.db);
                 let (plays, how) =
                     super::nps_scale::for_child(&run.words, self.reference_nps, host)?;
                 if let Some(how) = how {
-                    let line = words::command_line(&run.kind, &plays, dir);
+                    let line = words::command_line(&*run.kind, &plays, dir);
                     let db = self.db.lock().expect("db lock");
                     db.set_scaled(run.id, how.factor, &line)?;
                     scaled = Some(how);
                 }
-                (words::argv(&run.kind, &plays, dir, cores, resume), resume)
+                (words::argv(&*run.kind, &plays, dir, cores, resume), resume)
             }
         };
         let log = |name: &str| {
@@ -453,7 +454,7 @@ impl Scheduler {
                 .map_err(|e| format!("{}: {e}", dir.join(name).display()))
         };
         let exe = match &self.track {
-            Some(t) if run.kind == "report" => t,
+            Some(t) if run.kind.served_page().tracked => t,
             _ => &self.exe,
         };
         let mut cmd = Command::new(exe);
@@ -532,10 +533,10 @@ impl Scheduler {
                 Ok(None) => continue,
                 Err(e) => {
                     eprintln!("spar serve: run {id}: {e}");
-                    "running".to_string()
+                    State::Running
                 }
             };
-            let end = ends::child_end(&run, code, stopped, &now);
+            let end = ends::child_end(&run, code, stopped, now);
             eprintln!(
                 "spar serve: run {id} ended ({}, exit {code:?}){}",
                 end.state,
@@ -562,12 +563,12 @@ fn disk_reason(end: &End) -> Option<&str> {
 /// decided), whatever asked it to stop; a child the server `stopped` leaves the run as it
 /// is now (`stopped` by the user, deleted) or queued again (its share changed, or the
 /// server shuts down: it resumes); any other end is a failure.
-fn end_state(code: Option<i32>, stopped: bool, now: &str) -> &str {
+fn end_state(code: Option<i32>, stopped: bool, now: State) -> State {
     match (code, stopped, now) {
-        (Some(0), _, _) => "finished",
-        (_, true, "running") => "queued",
+        (Some(0), _, _) => State::Finished,
+        (_, true, State::Running) => State::Queued,
         (_, true, other) => other,
-        (_, false, _) => "failed",
+        (_, false, _) => State::Failed,
     }
 }
 
@@ -596,13 +597,13 @@ mod tests {
 
     #[test]
     fn a_childs_end_decides_its_runs_state() {
-        assert_eq!(end_state(Some(0), false, "running"), "finished");
-        assert_eq!(end_state(Some(0), true, "stopped"), "finished");
-        assert_eq!(end_state(Some(130), true, "running"), "queued");
-        assert_eq!(end_state(Some(130), true, "stopped"), "stopped");
-        assert_eq!(end_state(None, true, "running"), "queued");
-        assert_eq!(end_state(Some(1), false, "running"), "failed");
-        assert_eq!(end_state(None, false, "running"), "failed");
+        assert_eq!(end_state(Some(0), false, State::Running), State::Finished);
+        assert_eq!(end_state(Some(0), true, State::Stopped), State::Finished);
+        assert_eq!(end_state(Some(130), true, State::Running), State::Queued);
+        assert_eq!(end_state(Some(130), true, State::Stopped), State::Stopped);
+        assert_eq!(end_state(None, true, State::Running), State::Queued);
+        assert_eq!(end_state(Some(1), false, State::Running), State::Failed);
+        assert_eq!(end_state(None, false, State::Running), State::Failed);
     }
 
     #[test]
