@@ -7,10 +7,15 @@
 //! (c) no file in `runner/src` over [`MAX_LINES`] lines outside its `#[cfg(test)]` items;
 //! (d) `runner/src/cluster/` and the job contract (`runner/src/job.rs`) import no file of
 //!     `runner/src/jobs/`: they know the kinds of job only through the contract
-//!     ([`LAYERS`]; its violations are listed with (a)'s).
+//!     ([`LAYERS`]; its violations are listed with (a)'s);
+//! (e) the server (`runner/src/serve/`) knows the kinds only through the contract too: no
+//!     file of it imports a kind's room (a folder `runner/src/jobs/KIND/`; the registry
+//!     `jobs/mod.rs` and the contract are its way in), and none names a kind — no string
+//!     literal outside its `#[cfg(test)]` items equals the command of a kind (the string
+//!     literals in the body of a `fn command` under `runner/src/jobs/`).
 //!
 //! Known violations, while any are left, are listed in [`ALLOWED_CMD_IMPORTS`],
-//! [`ALLOWED_CIRCLES`] and [`ALLOWED_LONG_FILES`] (all three empty since issue 30). The
+//! [`ALLOWED_CIRCLES`], [`ALLOWED_LONG_FILES`] and [`ALLOWED_SERVE_KINDS`]. The
 //! test fails on any violation not listed there, and on a listed one that no longer occurs:
 //! the lists can only shrink.
 //!
@@ -43,6 +48,71 @@ const LAYERS: &[(&str, &str)] = &[
     ("runner/src/job.rs", "runner/src/jobs/"),
 ];
 
+/// The server's files that still know a kind other than through the contract: (file, the
+/// kind's room file it imports or the `"command"` it names, why).
+const ALLOWED_SERVE_KINDS: &[(&str, &str, &str)] = &[
+    (
+        "runner/src/serve/live.rs",
+        "runner/src/jobs/tune/status.rs",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/live.rs",
+        "runner/src/jobs/tune/status_cluster.rs",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/live.rs",
+        "\"datagen\"",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/live.rs",
+        "\"match\"",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/live.rs",
+        "\"sprt\"",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/live.rs",
+        "\"tune\"",
+        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
+    ),
+    (
+        "runner/src/serve/pages/tune.rs",
+        "runner/src/jobs/tune/status.rs",
+        "draws Section::Trajectories from the tune's own view (issue 54: moves into jobs/tune/ once its charts are the crate's one SVG module)",
+    ),
+    (
+        "runner/src/serve/pages/tune.rs",
+        "runner/src/jobs/tune/status_page.rs",
+        "draws Section::Trajectories from the tune's own view (issue 54: moves into jobs/tune/ once its charts are the crate's one SVG module)",
+    ),
+    (
+        "runner/src/serve/views.rs",
+        "runner/src/jobs/tune/status.rs",
+        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
+    ),
+    (
+        "runner/src/serve/views.rs",
+        "runner/src/jobs/tune/status_cluster.rs",
+        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
+    ),
+    (
+        "runner/src/serve/views.rs",
+        "runner/src/jobs/tune/status_local.rs",
+        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
+    ),
+    (
+        "runner/src/serve/words.rs",
+        "runner/src/jobs/datagen/job.rs",
+        "words::format_of, a datagen's format for live.rs (issue 54: goes with live.rs's datagen branch)",
+    ),
+];
+
 /// Circles of imports still there: (the files of the circle, sorted, why).
 const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[];
 
@@ -60,11 +130,13 @@ const CRATES: &[(&str, &str)] = &[
 // ---------------------------------------------------------------------------------------
 // The tokenizer.
 
-/// A token of Rust source: an identifier or one punctuation character (`::` as one).
+/// A token of Rust source: an identifier, one punctuation character (`::` as one), or a
+/// string literal's text as written (escapes kept; [`tokenize_all`] only).
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
     Ident(String),
     Punct(&'static str),
+    Str(String),
 }
 
 /// A token and the (1-based) line it starts on.
@@ -77,6 +149,13 @@ struct Token {
 /// The identifiers and punctuation of `src`; comments, string, byte-string, raw-string and
 /// character literals, lifetimes and numbers are skipped.
 fn tokenize(src: &str) -> Vec<Token> {
+    let mut toks = tokenize_all(src);
+    toks.retain(|t| !matches!(t.tok, Tok::Str(_)));
+    toks
+}
+
+/// [`tokenize`]'s tokens with the string literals (normal, byte, C and raw) among them.
+fn tokenize_all(src: &str) -> Vec<Token> {
     let c: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -128,11 +207,16 @@ fn tokenize(src: &str) -> Vec<Token> {
                     i += 1;
                 }
             }
-        } else if ch == '"' {
+        } else if ch == '"' || ((ch == 'b' || ch == 'c') && next == '"') {
+            if ch != '"' {
+                i += 1;
+            }
+            let (start, first) = (i + 1, line);
             skip_string(&mut i, &mut line);
-        } else if (ch == 'b' || ch == 'c') && next == '"' {
-            i += 1;
-            skip_string(&mut i, &mut line);
+            out.push(Token {
+                tok: Tok::Str(c[start..(i - 1).max(start).min(c.len())].iter().collect()),
+                line: first,
+            });
         } else if (ch == 'r' || ((ch == 'b' || ch == 'c') && next == 'r')) && {
             // A raw string: r"…", r#"…"#, br"…", cr#"…"#.
             let mut j = if ch == 'r' { i + 1 } else { i + 2 };
@@ -148,11 +232,13 @@ fn tokenize(src: &str) -> Vec<Token> {
                 j += 1;
             }
             j += 1;
+            let (start, mut end, first) = (j, c.len(), line);
             loop {
                 if j >= c.len() {
                     break;
                 }
                 if c[j] == '"' && (0..hashes).all(|k| c.get(j + 1 + k) == Some(&'#')) {
+                    end = j;
                     j += 1 + hashes;
                     break;
                 }
@@ -161,6 +247,10 @@ fn tokenize(src: &str) -> Vec<Token> {
                 }
                 j += 1;
             }
+            out.push(Token {
+                tok: Tok::Str(c[start..end.max(start)].iter().collect()),
+                line: first,
+            });
             i = j;
         } else if ch == 'r' && next == '#' && c.get(i + 2).is_some_and(|&d| is_ident_start(d)) {
             // A raw identifier.
@@ -495,6 +585,58 @@ fn file_facts(src: &str) -> FileFacts {
         i += 1;
     }
     facts
+}
+
+/// The string literals of `src` outside its `#[cfg(test)]` items, with their lines.
+fn literals(src: &str) -> Vec<(String, usize)> {
+    let toks = tokenize_all(src);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if is_cfg_test(&toks, i) {
+            let mut j = i + 7;
+            while is(toks.get(j), "#") {
+                j = skip_group(&toks, j + 1);
+            }
+            i = skip_item(&toks, j);
+            continue;
+        }
+        if let Tok::Str(s) = &toks[i].tok {
+            out.push((s.clone(), toks[i].line));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The commands of the kinds of job: the string literals in the body of each `fn command`
+/// of a file under `runner/src/jobs/` (`if self.sprt { "sprt" } else { "match" }` is two).
+fn kind_commands(sources: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let jobs = sources
+        .iter()
+        .filter(|(f, _)| f.starts_with("runner/src/jobs/"));
+    for (_, src) in jobs {
+        let toks = tokenize_all(src);
+        for i in 0..toks.len() {
+            if ident(toks.get(i)) != Some("fn") || ident(toks.get(i + 1)) != Some("command") {
+                continue;
+            }
+            let Some(open) =
+                (i..toks.len()).find(|&k| is(toks.get(k), "{") || is(toks.get(k), ";"))
+            else {
+                continue;
+            };
+            if is(toks.get(open), "{") {
+                for t in &toks[open..skip_group(&toks, open)] {
+                    if let Tok::Str(s) = &t.tok {
+                        out.insert(s.clone());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -883,6 +1025,48 @@ fn violations(
     (cmd, circ, long)
 }
 
+/// The violations of rule (e) in `sources` (the runner's files among them): each server
+/// file's imports of a kind's room, and each kind it names.
+fn serve_kinds(sources: &BTreeMap<String, String>) -> Vec<Violation> {
+    const SERVE: &str = "runner/src/serve/";
+    const JOBS: &str = "runner/src/jobs/";
+    let g = crate_graph("runner/src/main.rs", sources);
+    let commands = kind_commands(sources);
+    let mut out = Vec::new();
+    for (file, deps) in g.edges.iter().filter(|(f, _)| f.starts_with(SERVE)) {
+        let rooms = deps
+            .iter()
+            .filter(|d| d.strip_prefix(JOBS).is_some_and(|rest| rest.contains('/')));
+        for dep in rooms {
+            out.push(Violation {
+                key: format!("{file} {dep}"),
+                line: format!(
+                    "the server imports a kind's room: {file} → {dep} (serve/ knows the kinds \
+                     only through the job contract and jobs/mod.rs)"
+                ),
+            });
+        }
+    }
+    for (file, src) in sources.iter().filter(|(f, _)| f.starts_with(SERVE)) {
+        let mut named: BTreeMap<&String, usize> = BTreeMap::new();
+        for (text, line) in literals(src) {
+            if let Some(c) = commands.get(&text) {
+                named.entry(c).or_insert(line);
+            }
+        }
+        for (command, line) in named {
+            out.push(Violation {
+                key: format!("{file} \"{command}\""),
+                line: format!(
+                    "the server names a kind: {file}:{line} says \"{command}\" (serve/ asks the \
+                     job contract, not a kind's name)"
+                ),
+            });
+        }
+    }
+    out
+}
+
 /// Compares what was found against what is allowed: the lines of the new violations and of
 /// the allowlist entries that no longer occur.
 fn compare(found: &[Violation], allowed: &[String], what: &str) -> Vec<String> {
@@ -910,7 +1094,8 @@ fn the_workspace_keeps_its_architecture() {
         read_sources(root, &root.join(name).join("src"), &mut sources);
     }
     let (cmd, circ, long) = violations(&sources, CRATES);
-    for v in cmd.iter().chain(&circ).chain(&long) {
+    let kinds = serve_kinds(&sources);
+    for v in cmd.iter().chain(&circ).chain(&long).chain(&kinds) {
         println!("{}", v.line);
     }
     let allowed_cmd: Vec<String> = ALLOWED_CMD_IMPORTS
@@ -932,6 +1117,11 @@ fn the_workspace_keeps_its_architecture() {
     let mut problems = compare(&cmd, &allowed_cmd, "ALLOWED_CMD_IMPORTS");
     problems.extend(compare(&circ, &allowed_circ, "ALLOWED_CIRCLES"));
     problems.extend(compare(&long, &allowed_long, "ALLOWED_LONG_FILES"));
+    let allowed_kinds: Vec<String> = ALLOWED_SERVE_KINDS
+        .iter()
+        .map(|(f, what, _)| format!("{f} {what}"))
+        .collect();
+    problems.extend(compare(&kinds, &allowed_kinds, "ALLOWED_SERVE_KINDS"));
     assert!(
         problems.is_empty(),
         "the architecture of docs/architecture.md is broken:\n{}",
@@ -1158,5 +1348,52 @@ fn a_generic_room_that_names_a_job_kind_is_found() {
             "imports a job kind: runner/src/cluster/mod.rs → runner/src/jobs/datagen.rs"
         ),
         "{lines:?}"
+    );
+}
+
+#[test]
+fn a_server_file_that_names_or_imports_a_kind_is_found() {
+    let src = made_up(&[
+        (
+            "runner/src/main.rs",
+            "mod job;\nmod jobs;\nmod serve;\nfn main() { serve::run(); }\n",
+        ),
+        ("runner/src/job.rs", "pub trait Job {}\n"),
+        (
+            "runner/src/jobs/mod.rs",
+            "pub mod datagen;\npub mod matches;\npub fn by_command() {}\n",
+        ),
+        (
+            "runner/src/jobs/datagen/mod.rs",
+            "impl Job for D { fn command(&self) -> &'static str { \"datagen\" } }\n\
+             pub fn rows() {}\n",
+        ),
+        (
+            "runner/src/jobs/matches/mod.rs",
+            "impl Job for M {\n    fn command(&self) -> &'static str {\n        \
+             if self.sprt { \"sprt\" } else { r#\"match\"# }\n    }\n}\n",
+        ),
+        (
+            "runner/src/serve/mod.rs",
+            "mod pages;\npub fn run() { crate::jobs::by_command(); }\n\
+             #[cfg(test)]\nmod tests { const K: &str = \"sprt\"; }\n",
+        ),
+        (
+            "runner/src/serve/pages.rs",
+            "use crate::jobs::datagen;\n\
+             pub fn page(kind: &str) -> bool { datagen::rows(); kind == \"sprt\" || \"x\" == \"matchy\" }\n",
+        ),
+    ]);
+    let found: Vec<String> = serve_kinds(&src).into_iter().map(|v| v.key).collect();
+    assert_eq!(
+        found,
+        [
+            "runner/src/serve/pages.rs runner/src/jobs/datagen/mod.rs",
+            "runner/src/serve/pages.rs \"sprt\"",
+        ],
+    );
+    assert_eq!(
+        kind_commands(&src).into_iter().collect::<Vec<_>>(),
+        ["datagen", "match", "sprt"]
     );
 }
