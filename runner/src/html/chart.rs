@@ -90,6 +90,26 @@ pub struct Area {
 }
 
 impl Area {
+    /// The area of a `w` × `h` chart inside the margins `left`, `top`, `right` and
+    /// `bottom`.
+    pub const fn inset(w: f64, h: f64, left: f64, top: f64, right: f64, bottom: f64) -> Area {
+        Area {
+            x0: left,
+            y0: top,
+            x1: w - right,
+            y1: h - bottom,
+        }
+    }
+
+    /// The same area `dy` lower (a panel below others).
+    pub fn lower(self, dy: f64) -> Area {
+        Area {
+            y0: self.y0 + dy,
+            y1: self.y1 + dy,
+            ..self
+        }
+    }
+
     /// The area as an SVG `<rect>` with these `fill` and `stroke` colours.
     pub fn frame(&self, fill: &str, stroke: &str) -> String {
         format!(
@@ -269,6 +289,9 @@ mod tests {
             p.area.frame("none", "#888"),
             r##"<rect x="50" y="10" width="100" height="100" fill="none" stroke="#888"/>"##
         );
+        assert_eq!(Area::inset(200.0, 120.0, 50.0, 10.0, 50.0, 10.0), p.area);
+        assert_eq!(p.area.lower(5.0).y0, 15.0);
+        assert_eq!(p.area.lower(5.0).y1, 115.0);
         let clip = p.area.clip("c1");
         assert!(clip.starts_with(r#"<clipPath id="c1"><rect x="50" y="10" width="100""#));
         assert!(clip.ends_with(r#"<g clip-path="url(#c1)">"#));

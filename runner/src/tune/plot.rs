@@ -9,10 +9,8 @@ use crate::html::esc;
 
 const WIDTH: f64 = 760.0;
 const PANEL: f64 = 190.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 36.0;
+/// The plot's area in the first panel: labels left, the name above, iterations below.
+const AREA: Area = Area::inset(WIDTH, PANEL, 70.0, 34.0, 20.0, 36.0);
 /// Most points drawn per line (longer runs are thinned evenly).
 const MAX_POINTS: usize = 2000;
 
@@ -48,12 +46,7 @@ pub fn svg(contents: &Contents, title: &str) -> String {
             range = Range::new(mid - 0.5, mid + 0.5);
         }
         let plot = Plot {
-            area: Area {
-                x0: LEFT,
-                y0: y0 + TOP,
-                x1: WIDTH - RIGHT,
-                y1: y0 + PANEL - BOTTOM,
-            },
+            area: AREA.lower(y0),
             x: Range::new(0.0, last_iter),
             y: range.padded(0.05),
         };
@@ -63,11 +56,11 @@ pub fn svg(contents: &Contents, title: &str) -> String {
         let end = values.last().copied().unwrap_or(0.0);
         let _ = writeln!(
             s,
-            r#"<text x="{LEFT}" y="{}" font-weight="bold">{}</text><text x="{}" y="{}" text-anchor="end">start {} → {}</text>"#,
-            y0 + TOP - 8.0,
+            r#"<text x="{x0}" y="{}" font-weight="bold">{}</text><text x="{}" y="{}" text-anchor="end">start {} → {}</text>"#,
+            plot.area.y0 - 8.0,
             esc(name),
             x1,
-            y0 + TOP - 8.0,
+            plot.area.y0 - 8.0,
             tick(start, step),
             tick(end, step)
         );

@@ -12,16 +12,9 @@ use crate::tune::average::{self, Averaged};
 const POINTS: usize = 1000;
 
 const W: f64 = 720.0;
-
 const H: f64 = 240.0;
-
-const LEFT: f64 = 64.0;
-
-const RIGHT: f64 = 64.0;
-
-const TOP: f64 = 34.0;
-
-const BOTTOM: f64 = 30.0;
+/// The plot's area: the θ labels left, c_end's right, the title above, iterations below.
+const AREA: Area = Area::inset(W, H, 64.0, 34.0, 64.0, 30.0);
 
 /// The chart of parameter `i`: θ over the iterations (left axis), the same line read in
 /// units of c_end from the start (right axis), the start dashed, the averaging window's
@@ -38,12 +31,7 @@ pub(crate) fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
     // At least ±c_end around the start, so that noise of a fraction of c_end looks small.
     y = y.with(p.start - p.c_end).with(p.start + p.c_end);
     let plot = Plot {
-        area: Area {
-            x0: LEFT,
-            y0: TOP,
-            x1: W - RIGHT,
-            y1: H - BOTTOM,
-        },
+        area: AREA,
         x: Range::new(0.0, last),
         y: y.padded(0.05),
     };

@@ -17,10 +17,8 @@ use crate::tune::average;
 const POINTS: usize = 1000;
 const W: f64 = 720.0;
 const H: f64 = 260.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 30.0;
-const BOTTOM: f64 = 30.0;
+/// The plot's area: the labels left, the legend inside at the top, iterations below.
+const AREA: Area = Area::inset(W, H, 56.0, 30.0, 16.0, 30.0);
 
 /// The tune section of a run page from the tune's view and its `tuned.txt` (when
 /// written).
@@ -116,12 +114,7 @@ pub fn c_end_chart(v: &TuneView) -> String {
         }
     }
     let plot = Plot {
-        area: Area {
-            x0: LEFT,
-            y0: TOP,
-            x1: W - RIGHT,
-            y1: H - BOTTOM,
-        },
+        area: AREA,
         x: Range::new(0.0, last),
         y: y.padded(0.05),
     };
