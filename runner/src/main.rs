@@ -8,6 +8,7 @@ mod cmd;
 mod engines;
 mod error;
 mod files;
+mod html;
 mod interrupt;
 mod job;
 mod jobs;

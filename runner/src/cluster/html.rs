@@ -8,6 +8,8 @@ use std::fmt::Write;
 use sprt::{Pentanomial, Sample};
 
 use super::status::{human, Snapshot};
+use crate::html::chart::{self, Area, Plot, Range};
+use crate::html::esc;
 use crate::job::StatusView;
 use crate::play::tally::Tally;
 use crate::summary;
@@ -67,13 +69,6 @@ pub fn history(s: &Snapshot) -> Vec<Point> {
     out
 }
 
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// A line chart: `series` of (x, y) polylines with colours, a shaded band, and dashed
 /// horizontal lines.
 struct Chart<'a> {
@@ -116,33 +111,26 @@ impl Chart<'_> {
             ys = ys_from(0.0);
         }
         ys.extend(self.rules.iter().map(|r| r.1));
-        let (mut lo, mut hi) = ys
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
-                (a.min(y), b.max(y))
-            });
-        if !lo.is_finite() || !hi.is_finite() {
-            (lo, hi) = (-1.0, 1.0);
+        let mut y = Range::of(ys);
+        if !y.is_finite() {
+            y = Range::new(-1.0, 1.0);
         }
-        if hi - lo < 1e-9 {
-            (lo, hi) = (lo - 1.0, hi + 1.0);
+        if y.hi - y.lo < 1e-9 {
+            y = Range::new(y.lo - 1.0, y.hi + 1.0);
         }
-        let margin = 0.05 * (hi - lo);
-        let (lo, hi) = (lo - margin, hi + margin);
-        let px = |x: f64| PAD + (W - 2.0 * PAD) * x / x_max;
-        let py = |y: f64| H - PAD + (2.0 * PAD - H) * (y - lo) / (hi - lo);
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img"><title>{}</title>"##,
-            esc(self.title)
-        );
-        let _ = write!(
-            s,
-            r##"<rect x="{PAD}" y="{PAD}" width="{}" height="{}" fill="#fafafa" stroke="#999"/>"##,
-            W - 2.0 * PAD,
-            H - 2.0 * PAD
-        );
+        let plot = Plot {
+            area: Area {
+                x0: PAD,
+                y0: PAD,
+                x1: W - PAD,
+                y1: H - PAD,
+            },
+            x: Range::new(0.0, x_max),
+            y: y.padded(0.05),
+        };
+        let (lo, hi) = (plot.y.lo, plot.y.hi);
+        let mut s = chart::open(None, W, H, r#" role="img""#, Some(self.title));
+        s.push_str(&plot.area.frame("#fafafa", "#999"));
         let _ = write!(
             s,
             r##"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>"##,
@@ -154,7 +142,7 @@ impl Chart<'_> {
                 s,
                 r##"<text x="{}" y="{}" text-anchor="end" font-size="11">{:.1}</text>"##,
                 PAD - 4.0,
-                py(y) + 4.0,
+                plot.py(y) + 4.0,
                 label
             );
         }
@@ -173,51 +161,29 @@ impl Chart<'_> {
             self.title.hash(&mut h);
             h.finish()
         });
-        let _ = write!(
-            s,
-            r##"<clipPath id="{clip}"><rect x="{PAD}" y="{PAD}" width="{}" height="{}"/></clipPath><g clip-path="url(#{clip})">"##,
-            W - 2.0 * PAD,
-            H - 2.0 * PAD
-        );
+        s.push_str(&plot.area.clip(&clip));
         if !self.band.is_empty() {
-            let mut pts: Vec<String> = self
-                .band
-                .iter()
-                .map(|b| format!("{:.1},{:.1}", px(b.0), py(b.2)))
-                .collect();
-            pts.extend(
-                self.band
-                    .iter()
-                    .rev()
-                    .map(|b| format!("{:.1},{:.1}", px(b.0), py(b.1))),
-            );
             let _ = write!(
                 s,
                 r##"<polygon points="{}" fill="#9ecae1" fill-opacity="0.5" stroke="none"/>"##,
-                pts.join(" ")
+                plot.band(&self.band)
             );
         }
         for (colour, y, label) in &self.rules {
             let _ = write!(
                 s,
-                r##"<line x1="{PAD}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="{colour}" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" font-size="11" fill="{colour}">{}</text>"##,
-                W - PAD,
-                py(*y),
-                py(*y),
+                r##"{}<text x="{}" y="{:.1}" font-size="11" fill="{colour}">{}</text>"##,
+                plot.rule(*y, &format!(r#"stroke="{colour}" stroke-dasharray="6 4""#)),
                 W - PAD + 2.0,
-                py(*y) + 4.0,
+                plot.py(*y) + 4.0,
                 esc(label)
             );
         }
         for (colour, line) in &self.lines {
-            let pts: Vec<String> = line
-                .iter()
-                .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
-                .collect();
             let _ = write!(
                 s,
                 r##"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"##,
-                pts.join(" ")
+                plot.points(line.iter().copied())
             );
         }
         s.push_str("</g></svg>");

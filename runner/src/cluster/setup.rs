@@ -9,12 +9,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::manifest::{now_secs, EngineFile, HashedFile, Manifest, PinnedFile, SCHEMA};
+use super::manifest::{
+    files_in_words, now_secs, EngineFile, HashedFile, Manifest, PinnedFile, SCHEMA,
+};
 use super::slurm;
 use crate::cli::SlurmArgs;
 use crate::engines::variant::{Source, Variant};
 use crate::error::{CliError, CliResult};
 use crate::files::lock::{self, Lock};
+use crate::plan::{MatchPlan, Run};
 
 /// The checked cluster options.
 pub struct Cluster {
@@ -273,6 +276,49 @@ pub fn plan_manifest(
         created: now_secs(),
     };
     m.write(&c.dir)?;
+    Ok(m)
+}
+
+/// The manifest of a cluster run of a match plan (a match, an SPRT, a report): on `resume`
+/// the stored one, checked against `stored` ([`reattach`]); else the plan's variants built
+/// once and a new manifest written ([`plan_manifest`]) with the plan's book and every file
+/// the engines' words name, the tables pinned.
+pub fn match_manifest(
+    c: &Cluster,
+    command: &str,
+    stored: serde_json::Value,
+    resume: bool,
+    plan: &MatchPlan,
+    run: &mut Run,
+    quiet: bool,
+) -> CliResult<Manifest> {
+    if resume {
+        return reattach(c, command, &stored);
+    }
+    let built: Vec<bool> = run
+        .variants
+        .iter()
+        .map(|v| matches!(v.source, Source::Build { .. }))
+        .collect();
+    run.build_variants(quiet)?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let files: Vec<_> = plan
+        .engines
+        .iter()
+        .flat_map(|e| files_in_words(&format!("engine '{}'", e.name), &e.words, &cwd))
+        .collect();
+    let mut m = plan_manifest(
+        c,
+        command,
+        stored,
+        Some(plan.clone()),
+        &run.variants,
+        &built,
+        plan.book.as_deref(),
+        &files,
+        plan.pairs,
+    )?;
+    pin_tables(&mut m, &c.dir, &plan.adjudication, &run.variants)?;
     Ok(m)
 }
 

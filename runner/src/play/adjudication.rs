@@ -410,61 +410,60 @@ mod tests {
         assert!(Draw::parse(&w("movecount=0")).is_err());
     }
 
-    #[test]
-    fn resign_needs_consecutive_moves() {
-        let rules = Adjudication {
+    /// Resign rules of `movecount` moves beyond 500 cp.
+    fn resign(movecount: u32, twosided: bool) -> Adjudication {
+        Adjudication {
             resign: Some(Resign {
-                movecount: 2,
+                movecount,
                 score: 500,
-                twosided: false,
+                twosided,
             }),
             ..Default::default()
-        };
+        }
+    }
+
+    /// The verdicts of one tracker after each move (mover, score, full move, irreversible).
+    fn verdicts(rules: &Adjudication, moves: &[(Color, Score, u32, bool)]) -> Vec<Option<Verdict>> {
         let mut t = Tracker::default();
+        moves
+            .iter()
+            .map(|&(mover, score, fullmove, irreversible)| {
+                t.update(rules, mover, Some(score), fullmove, irreversible)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resign_needs_consecutive_moves() {
+        let (w, b) = (Color::White, Color::Black);
         assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(-600)), 10, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::Black, Some(Score::Cp(600)), 10, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(-100)), 11, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(-600)), 12, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Mate(-3)), 13, false),
-            Some(Verdict::Resign(Color::White))
+            verdicts(
+                &resign(2, false),
+                &[
+                    (w, Score::Cp(-600), 10, false),
+                    (b, Score::Cp(600), 10, false),
+                    (w, Score::Cp(-100), 11, false),
+                    (w, Score::Cp(-600), 12, false),
+                    (w, Score::Mate(-3), 13, false),
+                ]
+            ),
+            [None, None, None, None, Some(Verdict::Resign(w))]
         );
     }
 
     #[test]
     fn twosided_resign_needs_the_winner_to_agree() {
-        let rules = Adjudication {
-            resign: Some(Resign {
-                movecount: 1,
-                score: 500,
-                twosided: true,
-            }),
-            ..Default::default()
-        };
-        let mut t = Tracker::default();
+        let (w, b) = (Color::White, Color::Black);
         assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(-600)), 10, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::Black, Some(Score::Cp(600)), 10, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(-600)), 11, false),
-            Some(Verdict::Resign(Color::White))
+            verdicts(
+                &resign(1, true),
+                &[
+                    (w, Score::Cp(-600), 10, false),
+                    (b, Score::Cp(600), 10, false),
+                    (w, Score::Cp(-600), 11, false),
+                ]
+            ),
+            [None, None, Some(Verdict::Resign(w))]
         );
     }
 
@@ -478,44 +477,29 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut t = Tracker::default();
-        for ply in 0..3 {
-            assert_eq!(
-                t.update(
-                    &rules,
-                    Color::from_index(ply),
-                    Some(Score::Cp(5)),
-                    12,
-                    false
-                ),
-                None
-            );
-        }
-        // A capture resets the count (and this ply counts as the first again).
+        let (w, b) = (Color::White, Color::Black);
+        let quiet = Score::Cp(5);
         assert_eq!(
-            t.update(&rules, Color::Black, Some(Score::Cp(5)), 12, true),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(5)), 13, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::Black, Some(Score::Cp(5)), 13, false),
-            None
-        );
-        assert_eq!(
-            t.update(&rules, Color::White, Some(Score::Cp(5)), 14, false),
-            Some(Verdict::Draw)
+            verdicts(
+                &rules,
+                &[
+                    (w, quiet, 12, false),
+                    (b, quiet, 12, false),
+                    (w, quiet, 12, false),
+                    // A capture resets the count (and this ply counts as the first again).
+                    (b, quiet, 12, true),
+                    (w, quiet, 13, false),
+                    (b, quiet, 13, false),
+                    (w, quiet, 14, false),
+                ]
+            ),
+            [None, None, None, None, None, None, Some(Verdict::Draw)]
         );
         // Too early in the game: no verdict.
-        let mut early = Tracker::default();
-        for ply in 0..10 {
-            assert_eq!(
-                early.update(&rules, Color::from_index(ply), Some(Score::Cp(0)), 5, false),
-                None
-            );
-        }
+        let early: Vec<_> = (0..10)
+            .map(|ply| (Color::from_index(ply), Score::Cp(0), 5, false))
+            .collect();
+        assert!(verdicts(&rules, &early).iter().all(Option::is_none));
     }
 
     #[test]

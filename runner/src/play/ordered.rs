@@ -314,6 +314,23 @@ mod tests {
         got
     }
 
+    /// The results of [`Squares`] over `jobs`, in the order they came, and the ticks.
+    fn squares(jobs: &Jobs) -> (Vec<u64>, u64) {
+        let mut got = Vec::new();
+        let mut ticks = 0;
+        run(
+            jobs,
+            &|| Ok(Squares),
+            || ticks += 1,
+            |r| {
+                got.push(r);
+                Control::Continue
+            },
+        )
+        .unwrap();
+        (got, ticks)
+    }
+
     /// A worker whose job k returns k² after a delay that makes later jobs finish first.
     struct Squares;
 
@@ -338,18 +355,7 @@ mod tests {
                 abort: &abort,
                 admit: None,
             };
-            let mut got = Vec::new();
-            let mut ticks = 0;
-            run(
-                &jobs,
-                &|| Ok(Squares),
-                || ticks += 1,
-                |r| {
-                    got.push(r);
-                    Control::Continue
-                },
-            )
-            .unwrap();
+            let (got, ticks) = squares(&jobs);
             let want: Vec<u64> = (5..30).map(|k| k * k).collect();
             assert_eq!(got, want, "concurrency {concurrency}");
             assert_eq!(ticks, 25);
@@ -393,18 +399,7 @@ mod tests {
             abort: &abort,
             admit: None,
         };
-        let mut got = Vec::new();
-        run(
-            &jobs,
-            &|| Ok(Squares),
-            || {},
-            |r| {
-                got.push(r);
-                Control::Continue
-            },
-        )
-        .unwrap();
-        assert_eq!(got, [36, 100, 196]);
+        assert_eq!(squares(&jobs).0, [36, 100, 196]);
     }
 
     #[test]
@@ -424,17 +419,7 @@ mod tests {
                 abort: &abort,
                 admit: Some(&admit),
             };
-            let mut got = Vec::new();
-            run(
-                &jobs,
-                &|| Ok(Squares),
-                || {},
-                |r| {
-                    got.push(r);
-                    Control::Continue
-                },
-            )
-            .unwrap();
+            let (got, _) = squares(&jobs);
             let want: Vec<u64> = [1u64, 4, 7, 10, 13, 16, 19].iter().map(|k| k * k).collect();
             assert_eq!(got, want, "concurrency {concurrency}");
             // Every worker was refused job 22, the first one past the limit, and none later.

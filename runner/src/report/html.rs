@@ -8,25 +8,11 @@ use super::bins::Scale;
 use super::compare::{self, Test};
 use super::stats::{SiteStats, VariantStats};
 use super::terminal::{group_digits, histograms, labels, real};
+use crate::html::chart::{self, open};
+use crate::html::esc;
 
-/// Colours of the variants (colour-blind safe).
-const COLOURS: [&str; 4] = ["#0072b2", "#e69f00", "#009e73", "#cc79a7"];
-
-/// Escapes text for HTML.
-pub fn escape(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '"' => s.push_str("&quot;"),
-            '\'' => s.push_str("&#39;"),
-            c => s.push(c),
-        }
-    }
-    s
-}
+/// Colours of the variants: the charts' first four.
+const COLOURS: &[&str] = chart::COLOURS.split_at(4).0;
 
 fn num_cell(value: f64, text: &str) -> String {
     let key = if value.is_finite() {
@@ -34,7 +20,7 @@ fn num_cell(value: f64, text: &str) -> String {
     } else {
         String::new()
     };
-    format!("<td class=\"n\" data-v=\"{key}\">{}</td>", escape(text))
+    format!("<td class=\"n\" data-v=\"{key}\">{}</td>", esc(text))
 }
 
 fn test_cells(t: Option<Test>, diff_text: String) -> String {
@@ -65,11 +51,7 @@ fn svg(sites: &[Option<&SiteStats>], names: &[&str]) -> String {
         .max(1e-12);
     let n = bins.len().max(1) as f64;
     let bw = plot_w / n;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\">"
-    );
+    let mut s = open(None, w, h, " role=\"img\"", None);
     // Axes and gridlines at 0, 50 and 100 % of the tallest bar.
     for k in 0..=2 {
         let frac = top * k as f64 / 2.0;
@@ -101,8 +83,8 @@ fn svg(sites: &[Option<&SiteStats>], names: &[&str]) -> String {
                 x + 0.5,
                 top_pad + plot_h - bh,
                 (bw - 1.0).max(0.5),
-                escape(names[vi]),
-                escape(&bins[i].label()),
+                esc(names[vi]),
+                esc(&bins[i].label()),
                 100.0 * frac
             );
         }
@@ -115,7 +97,7 @@ fn svg(sites: &[Option<&SiteStats>], names: &[&str]) -> String {
         let _ = write!(
             s,
             "<text x=\"{x:.1}\" y=\"{y:.1}\" class=\"xlab\" transform=\"rotate(-40 {x:.1} {y:.1})\">{}</text>",
-            escape(&b.label())
+            esc(&b.label())
         );
     }
     let _ = write!(
@@ -182,9 +164,9 @@ pub fn render(variants: &[VariantStats], title: &str) -> String {
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n",
-        escape(title)
+        esc(title)
     );
-    let _ = writeln!(s, "<h1>{}</h1>", escape(title));
+    let _ = writeln!(s, "<h1>{}</h1>", esc(title));
     s.push_str(&content(variants));
     let _ = write!(s, "<script>{SCRIPT}</script>\n</body></html>\n");
     s
@@ -202,7 +184,7 @@ pub fn content(variants: &[VariantStats]) -> String {
             s,
             "<span><span class=\"sw\" style=\"background:{}\"></span>{}{}</span>",
             COLOURS[i % COLOURS.len()],
-            escape(&v.name),
+            esc(&v.name),
             if v.games > 0 {
                 format!(" <span class=\"muted\">({} games)</span>", v.games)
             } else {
@@ -216,8 +198,8 @@ pub fn content(variants: &[VariantStats]) -> String {
             s,
             "<p class=\"muted\">Δ = {} − {}; Welch's t-test with games as the independent units: \
              * p &lt; 0.05, ** p &lt; 0.01, *** p &lt; 0.001. Histograms show each variant's share of its records.</p>",
-            escape(&variants[1].name),
-            escape(&variants[0].name)
+            esc(&variants[1].name),
+            esc(&variants[0].name)
         );
     }
 
@@ -241,9 +223,9 @@ pub fn content(variants: &[VariantStats]) -> String {
                 s,
                 "<tr><td class=\"site\"><a href=\"#site-{}\">{}</a></td><td><span class=\"sw\" style=\"background:{}\"></span>{}</td>",
                 anchor(label),
-                escape(label),
+                esc(label),
                 COLOURS[vi % COLOURS.len()],
-                escape(&v.name)
+                esc(&v.name)
             );
             let count = site.map_or(0, |x| x.count);
             s.push_str(&num_cell(count as f64, &group_digits(count)));
@@ -300,8 +282,8 @@ pub fn content(variants: &[VariantStats]) -> String {
             s,
             "<section id=\"site-{}\"><h3>{}<small>{}</small></h3>{}</section>",
             anchor(label),
-            escape(label),
-            escape(location),
+            esc(label),
+            esc(location),
             svg(&sites, &names)
         );
     }
@@ -333,7 +315,6 @@ mod tests {
         for external in ["src=", "href=\"http", "@import", "url("] {
             assert!(!page.contains(external), "{external}");
         }
-        assert_eq!(escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
         assert_eq!(anchor("rfp/margin x"), "rfp-margin-x");
     }
 }

@@ -31,20 +31,14 @@ pub const BUILDS_KINDS: &[&str] = &["make", "spar"];
 /// Checks an engine name: letters, digits, `_`, `-`, `.`, not starting with `-` or `.`, at
 /// most 64 characters (it names a directory and the `EXE=` of `make`).
 pub fn check_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with(['-', '.'])
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "engine name '{name}': use 1 to 64 letters, digits, '_', '-' or '.', not starting \
-             with '-' or '.'"
-        ))
-    }
+    super::names::is_plain(name, 64, &['-', '.'])
+        .then_some(())
+        .ok_or_else(|| {
+            format!(
+                "engine name '{name}': use 1 to 64 letters, digits, '_', '-' or '.', not \
+                 starting with '-' or '.'"
+            )
+        })
 }
 
 /// Checks a revision name (branch, tag or sha) before git sees it: no leading `-` (an
@@ -221,22 +215,7 @@ fn work_tree_of(engine: &str, source: &Path) -> Result<PathBuf, String> {
     let work = source.with_extension("work");
     if !work.join(".git").exists() {
         let _ = std::fs::remove_dir_all(&work);
-        let out = Command::new("git")
-            .args(NO_HOOKS)
-            .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
-            .arg(source)
-            .arg(&work)
-            .stdin(Stdio::null())
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "engine {engine}: cannot clone {}: {}",
-                source.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+        clone_shared(engine, source, &work)?;
     }
     Ok(work)
 }
@@ -317,21 +296,7 @@ pub fn cached_bench(dir: &Path) -> Option<u64> {
 fn make(engine: &str, source: &Path, sha: &str, work: &Path) -> Result<PathBuf, String> {
     let src = work.join("src");
     let short = &sha[..12.min(sha.len())];
-    let out = Command::new("git")
-        .args(NO_HOOKS)
-        .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
-        .arg(source)
-        .arg(&src)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "engine {engine}: cannot clone {}: {}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    clone_shared(engine, source, &src)?;
     git(&src, &["checkout", "--quiet", "--detach", sha])
         .map_err(|e| format!("engine {engine}: cannot check out {short}: {e}"))?;
     let (ok, out) = bounded(
@@ -409,6 +374,29 @@ pub fn bench_of(out: &str) -> Option<u64> {
             .find(|w| w[1].trim_end_matches([',', ':']) == "nodes")
             .and_then(|w| w[0].parse().ok())
     })
+}
+
+/// A work tree of `source` at `into` sharing its objects (`git clone --shared
+/// --no-checkout`: no hooks, never a prompt), for engine `engine`.
+fn clone_shared(engine: &str, source: &Path, into: &Path) -> Result<(), String> {
+    let out = Command::new("git")
+        .args(NO_HOOKS)
+        .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
+        .arg(source)
+        .arg(into)
+        .stdin(Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "engine {engine}: cannot clone {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -41,6 +41,16 @@ pub fn groups(words: &[String]) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::R
     (engines, each)
 }
 
+/// The value of the last word `key=` of a group (an engine's words).
+pub fn last_value(group: &[String], key: &str) -> Option<String> {
+    group
+        .iter()
+        .filter_map(|w| key_value(w))
+        .filter(|(k, _)| *k == key)
+        .map(|(_, v)| v.to_string())
+        .next_back()
+}
+
 /// The key and value of an engine word (`key=value`, `--engine=key=value`).
 pub fn key_value(word: &str) -> Option<(&str, &str)> {
     let word = word
@@ -86,14 +96,7 @@ fn named(st: &AppState, words: &[String]) -> Result<Vec<Named>, Refused> {
     let mut named = Vec::new();
     for (position, g) in engines.iter().enumerate() {
         let group = &words[g.clone()];
-        let get = |key: &str| {
-            group
-                .iter()
-                .filter_map(|w| key_value(w))
-                .filter(|(k, _)| *k == key)
-                .map(|(_, v)| v.to_string())
-                .next_back()
-        };
+        let get = |key: &str| last_value(group, key);
         let (engine, rev, bench) = (get("engine"), get("rev"), get("bench"));
         let Some(engine) = engine else {
             if rev.is_some() || bench.is_some() {

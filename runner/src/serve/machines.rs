@@ -19,21 +19,15 @@ pub fn host() -> String {
 /// Checks a machine's name (a host or Slurm node name): 1 to 64 letters, digits, `.`,
 /// `_`, `-`, not starting with `-`.
 pub fn check_name(name: &str) -> Result<(), String> {
-    let plain = !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with('-')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-    if plain {
-        Ok(())
-    } else {
-        Err(format!(
-            "machine '{}': not a machine name (1 to 64 letters, digits, '.', '_' or '-', as \
-             the machines page or `sinfo -N` lists them)",
-            name.chars().take(80).collect::<String>()
-        ))
-    }
+    super::names::is_plain(name, 64, &['-'])
+        .then_some(())
+        .ok_or_else(|| {
+            format!(
+                "machine '{}': not a machine name (1 to 64 letters, digits, '.', '_' or '-', \
+                 as the machines page or `sinfo -N` lists them)",
+                name.chars().take(80).collect::<String>()
+            )
+        })
 }
 
 /// Whether an admin excluded the server's host.

@@ -28,6 +28,7 @@ pub mod headers;
 pub mod limits;
 pub mod live;
 pub mod machines;
+pub mod names;
 pub mod nets;
 pub mod nodes;
 pub mod nps_scale;

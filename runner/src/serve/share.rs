@@ -51,10 +51,11 @@ pub fn share(cores: usize, wants: &[Want]) -> Vec<(i64, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn w(id: i64, priority: i64, throughput: i64) -> Want {
+    /// Run `id`'s want.
+    pub(crate) fn w(id: i64, priority: i64, throughput: i64) -> Want {
         Want {
             id,
             priority,

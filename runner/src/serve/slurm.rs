@@ -108,6 +108,7 @@ pub struct Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::share::tests::w;
 
     #[test]
     fn a_cluster_runs_coordinator_gets_the_servers_flags() {
@@ -177,14 +178,6 @@ mod tests {
             ["--sbatch-arg=--exclude=node2,node7", "--resume"]
         );
         assert_eq!(v[..v.len() - 2], want[..]);
-    }
-
-    fn w(id: i64, priority: i64, throughput: i64) -> Want {
-        Want {
-            id,
-            priority,
-            throughput,
-        }
     }
 
     #[test]

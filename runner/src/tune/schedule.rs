@@ -222,6 +222,15 @@ mod tests {
     use super::super::spsa_params::SpsaParam;
     use super::*;
 
+    /// `iterations` of `pairs_per_iteration` pairs, `delay` iterations of delay.
+    fn schedule(iterations: u64, pairs_per_iteration: u64, delay: u64) -> Schedule {
+        Schedule {
+            iterations,
+            pairs_per_iteration,
+            delay,
+        }
+    }
+
     fn spsa(seed: u64, n: u64) -> Spsa {
         let params = ["a", "b", "c"]
             .iter()
@@ -280,11 +289,7 @@ mod tests {
 
     #[test]
     fn delay_zero_is_sequential_spsa() {
-        let s = Schedule {
-            iterations: 40,
-            pairs_per_iteration: 3,
-            delay: 0,
-        };
+        let s = schedule(40, 3, 0);
         let rows = play(s, |_| 0);
         let mut plain = spsa(9, 40);
         for k in 1..=40 {
@@ -299,11 +304,7 @@ mod tests {
     #[test]
     fn the_trajectory_does_not_depend_on_the_order_of_arrival() {
         for delay in [0, 1, 4] {
-            let s = Schedule {
-                iterations: 30,
-                pairs_per_iteration: 4,
-                delay,
-            };
+            let s = schedule(30, 4, delay);
             let in_order = play(s, |_| 0);
             let last_first = play(s, |n| n - 1);
             let mut x = 12345u64;
@@ -317,21 +318,13 @@ mod tests {
             assert_eq!(in_order, random, "delay {delay}");
         }
         // A delay is part of the schedule: it changes the trajectory.
-        let s = |delay| Schedule {
-            iterations: 30,
-            pairs_per_iteration: 4,
-            delay,
-        };
+        let s = |delay| schedule(30, 4, delay);
         assert_ne!(play(s(0), |_| 0), play(s(3), |_| 0));
     }
 
     #[test]
     fn resume_from_rows_continues_exactly() {
-        let s = Schedule {
-            iterations: 25,
-            pairs_per_iteration: 2,
-            delay: 3,
-        };
+        let s = schedule(25, 2, 3);
         let whole = play(s, |_| 0);
         let mut t = Tuner::resume(spsa(9, 25), s, &whole[..11]);
         assert_eq!(t.done(), 10);
@@ -346,11 +339,7 @@ mod tests {
 
     #[test]
     fn basis_and_pairs() {
-        let s = Schedule {
-            iterations: 10,
-            pairs_per_iteration: 8,
-            delay: 2,
-        };
+        let s = schedule(10, 8, 2);
         assert_eq!(s.total_pairs(), 80);
         assert_eq!(s.iteration_of(0), 1);
         assert_eq!(s.iteration_of(8), 2);

@@ -183,6 +183,7 @@ impl Counted {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::sprt;
     use super::*;
     use crate::play::game::Termination;
     use crate::play::tally::GameSummary;
@@ -207,18 +208,6 @@ mod tests {
             fingerprint: pair,
             rows: (0, 0),
         }
-    }
-
-    fn sprt() -> Sprt {
-        crate::cli::SprtBounds {
-            elo0: 0.0,
-            elo1: 100.0,
-            alpha: 0.05,
-            beta: 0.05,
-            model: "logistic".into(),
-        }
-        .check_options()
-        .expect("bounds")
     }
 
     /// The pair at which a local SPRT of won pairs decides.

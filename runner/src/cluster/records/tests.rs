@@ -51,7 +51,8 @@ fn sprt_records(dir: &Path, shards: usize) -> Records {
     r
 }
 
-fn sprt() -> sprt::Sprt {
+/// The SPRT of the records' tests: logistic Elo 0 against 100, α = β = 0.05.
+pub(super) fn sprt() -> sprt::Sprt {
     crate::cli::SprtBounds {
         elo0: 0.0,
         elo1: 100.0,

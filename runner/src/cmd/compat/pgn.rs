@@ -51,6 +51,43 @@ impl Lines {
     }
 }
 
+/// One game as a tool's PGN tells it: the game, its round, its engines and its times.
+struct OneGame<'a> {
+    game: &'a PlayedGame,
+    round: u64,
+    white: &'a Variant,
+    black: &'a Variant,
+    started: SystemTime,
+    ended: SystemTime,
+}
+
+impl OneGame<'_> {
+    /// The seven tag roster: `event`, an unknown site, the date the game started, its
+    /// round, its engines and `result`.
+    fn roster(&self, event: &str, result: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("Event", event.to_string()),
+            ("Site", "?".to_string()),
+            ("Date", pgn_date(unix_seconds(self.started))),
+            ("Round", self.round.to_string()),
+            ("White", self.white.name.clone()),
+            ("Black", self.black.name.clone()),
+            ("Result", result.to_string()),
+        ]
+    }
+}
+
+/// The time control tags: one `TimeControl` when both engines have the same, else one for
+/// each colour.
+fn time_controls(tags: &mut Vec<(&str, String)>, white: String, black: String) {
+    if white == black {
+        tags.push(("TimeControl", white));
+    } else {
+        tags.push(("WhiteTimeControl", white));
+        tags.push(("BlackTimeControl", black));
+    }
+}
+
 impl ToolPgn {
     /// One game of a pair (`g` 0 or 1) as the tool writes it, ending with a blank line;
     /// `ended` is when the game ended.
@@ -66,33 +103,26 @@ impl ToolPgn {
         let index = 2 * pair.pair + g as u64;
         let round = index / self.games_per_round.max(1) + 1;
         let started = ended.checked_sub(game.duration).unwrap_or(ended);
+        let one = OneGame {
+            game,
+            round,
+            white,
+            black,
+            started,
+            ended,
+        };
         match self.tool {
-            Tool::Fastchess => self.fastchess(game, round, white, black, started, ended),
-            Tool::Cutechess => self.cutechess(game, round, white, black, started, ended),
+            Tool::Fastchess => self.fastchess(&one),
+            Tool::Cutechess => self.cutechess(&one),
         }
     }
 
-    fn fastchess(
-        &self,
-        game: &PlayedGame,
-        round: u64,
-        white: &Variant,
-        black: &Variant,
-        started: SystemTime,
-        ended: SystemTime,
-    ) -> Result<String, String> {
+    fn fastchess(&self, one: &OneGame) -> Result<String, String> {
+        let game = one.game;
         let mut pos = start_position(game)?;
         let fen = pos.to_fen();
         let result = result_text(Some(game.outcome));
-        let mut tags: Vec<(&str, String)> = vec![
-            ("Event", "Fastchess Tournament".into()),
-            ("Site", "?".into()),
-            ("Date", pgn_date(unix_seconds(started))),
-            ("Round", round.to_string()),
-            ("White", white.name.clone()),
-            ("Black", black.name.clone()),
-            ("Result", result.into()),
-        ];
+        let mut tags = one.roster("Fastchess Tournament", result);
         if fen != STARTPOS_FEN || game.chess960 {
             tags.push(("SetUp", "1".into()));
             tags.push(("FEN", fen));
@@ -101,20 +131,18 @@ impl ToolPgn {
             tags.push(("Variant", "Chess960".into()));
         }
         tags.push(("GameDuration", hh_mm_ss(game.duration)));
-        tags.push(("GameStartTime", iso_time(started)));
-        tags.push(("GameEndTime", iso_time(ended)));
+        tags.push(("GameStartTime", iso_time(one.started)));
+        tags.push(("GameEndTime", iso_time(one.ended)));
         tags.push(("PlyCount", game.moves.len().to_string()));
         tags.push((
             "Termination",
             fastchess_termination(game.termination).into(),
         ));
-        let (wtc, btc) = (fastchess_tc(&white.limits), fastchess_tc(&black.limits));
-        if wtc == btc {
-            tags.push(("TimeControl", wtc));
-        } else {
-            tags.push(("WhiteTimeControl", wtc));
-            tags.push(("BlackTimeControl", btc));
-        }
+        time_controls(
+            &mut tags,
+            fastchess_tc(&one.white.limits),
+            fastchess_tc(&one.black.limits),
+        );
         let mut out = String::new();
         for (name, value) in tags.iter().filter(|(_, v)| !v.is_empty()) {
             out.push_str(&format!("[{name} \"{value}\"]\n"));
@@ -175,15 +203,8 @@ impl ToolPgn {
         Ok(out)
     }
 
-    fn cutechess(
-        &self,
-        game: &PlayedGame,
-        round: u64,
-        white: &Variant,
-        black: &Variant,
-        started: SystemTime,
-        ended: SystemTime,
-    ) -> Result<String, String> {
+    fn cutechess(&self, one: &OneGame) -> Result<String, String> {
+        let game = one.game;
         let mut pos = start_position(game)?;
         let mut fen = pos.to_fen();
         if self.epd {
@@ -192,15 +213,7 @@ impl ToolPgn {
         }
         let result = result_text(Some(game.outcome));
         let mut out = String::new();
-        let roster = [
-            ("Event", "?".to_string()),
-            ("Site", "?".to_string()),
-            ("Date", pgn_date(unix_seconds(started))),
-            ("Round", round.to_string()),
-            ("White", white.name.clone()),
-            ("Black", black.name.clone()),
-            ("Result", result.to_string()),
-        ];
+        let roster = one.roster("?", result);
         // The other tags in alphabetical order (cutechess keeps them in a QMap).
         let mut rest: Vec<(&str, String)> = Vec::new();
         if fen != STARTPOS_FEN || game.chess960 {
@@ -211,19 +224,17 @@ impl ToolPgn {
             rest.push(("Variant", "fischerandom".into()));
         }
         rest.push(("GameDuration", hh_mm_ss(game.duration)));
-        rest.push(("GameEndTime", cutechess_time(ended)));
-        rest.push(("GameStartTime", cutechess_time(started)));
+        rest.push(("GameEndTime", cutechess_time(one.ended)));
+        rest.push(("GameStartTime", cutechess_time(one.started)));
         rest.push(("PlyCount", game.moves.len().to_string()));
         if let Some(t) = cutechess_termination(game.termination) {
             rest.push(("Termination", t.into()));
         }
-        let (wtc, btc) = (cutechess_tc(&white.limits), cutechess_tc(&black.limits));
-        if wtc == btc {
-            rest.push(("TimeControl", wtc));
-        } else {
-            rest.push(("WhiteTimeControl", wtc));
-            rest.push(("BlackTimeControl", btc));
-        }
+        time_controls(
+            &mut rest,
+            cutechess_tc(&one.white.limits),
+            cutechess_tc(&one.black.limits),
+        );
         rest.sort_by(|a, b| a.0.cmp(b.0));
         for (name, value) in roster.iter().chain(rest.iter()) {
             out.push_str(&format!("[{name} \"{value}\"]\n"));

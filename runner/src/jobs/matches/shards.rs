@@ -8,7 +8,6 @@ use crate::cli::{OutputArgs, SlurmArgs};
 use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
-use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::job::Job;
 
@@ -48,41 +47,8 @@ pub(super) fn coordinate(mut args: MatchArgs, is_sprt: bool, job: &dyn Job) -> C
     args.files.resume = false;
     let stored = serde_json::to_value(&args).expect("arguments are json");
     let command = if is_sprt { "sprt" } else { "match" };
-    let manifest = if resume {
-        setup::reattach(&cluster, command, &stored)?
-    } else {
-        let built: Vec<bool> = run
-            .variants
-            .iter()
-            .map(|v| matches!(v.source, engines::variant::Source::Build { .. }))
-            .collect();
-        run.build_variants(quiet)?;
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let files: Vec<_> = plan
-            .engines
-            .iter()
-            .flat_map(|e| {
-                crate::cluster::manifest::files_in_words(
-                    &format!("engine '{}'", e.name),
-                    &e.words,
-                    &cwd,
-                )
-            })
-            .collect();
-        let mut m = setup::plan_manifest(
-            &cluster,
-            command,
-            stored,
-            Some(plan.clone()),
-            &run.variants,
-            &built,
-            args.book.book.as_deref(),
-            &files,
-            plan.pairs,
-        )?;
-        setup::pin_tables(&mut m, &cluster.dir, &plan.adjudication, &run.variants)?;
-        m
-    };
+    let manifest =
+        setup::match_manifest(&cluster, command, stored, resume, &plan, &mut run, quiet)?;
     let submission = Submission {
         job,
         cluster: &cluster,

@@ -18,7 +18,6 @@ use crate::cluster::coordinator::{self, Submission};
 use crate::cluster::setup;
 use crate::cluster::shard::ShardRun;
 use crate::cluster::{shard_results, shard_stats};
-use crate::engines;
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_bytes_atomically;
 use crate::files::input::read_optional;
@@ -55,41 +54,8 @@ pub(super) fn coordinate(mut args: ReportArgs, job: &dyn Job) -> CliResult {
     let resume = args.resume;
     args.resume = false;
     let stored = serde_json::to_value(&args).expect("arguments are json");
-    let manifest = if resume {
-        setup::reattach(&cluster, "report", &stored)?
-    } else {
-        let built: Vec<bool> = run
-            .variants
-            .iter()
-            .map(|v| matches!(v.source, engines::variant::Source::Build { .. }))
-            .collect();
-        run.build_variants(quiet)?;
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let files: Vec<_> = plan
-            .engines
-            .iter()
-            .flat_map(|e| {
-                crate::cluster::manifest::files_in_words(
-                    &format!("engine '{}'", e.name),
-                    &e.words,
-                    &cwd,
-                )
-            })
-            .collect();
-        let mut m = setup::plan_manifest(
-            &cluster,
-            "report",
-            stored,
-            Some(plan.clone()),
-            &run.variants,
-            &built,
-            args.book.book.as_deref(),
-            &files,
-            plan.pairs,
-        )?;
-        setup::pin_tables(&mut m, &cluster.dir, &plan.adjudication, &run.variants)?;
-        m
-    };
+    let manifest =
+        setup::match_manifest(&cluster, "report", stored, resume, &plan, &mut run, quiet)?;
     coordinator::run(&Submission {
         job,
         cluster: &cluster,

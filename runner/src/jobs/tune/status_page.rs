@@ -4,49 +4,17 @@
 use std::fmt::Write;
 
 use super::status::{cells, legend, short, summary, TuneView, HEADS};
+use crate::html::chart::{self, Area, Plot, Range};
+use crate::html::esc;
 use crate::tune::average::{self, Averaged};
 
 /// Points per chart line at most (longer runs are thinned evenly).
 const POINTS: usize = 1000;
 
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 const W: f64 = 720.0;
-
 const H: f64 = 240.0;
-
-const LEFT: f64 = 64.0;
-
-const RIGHT: f64 = 64.0;
-
-const TOP: f64 = 34.0;
-
-const BOTTOM: f64 = 30.0;
-
-/// A tick label with as many decimals as a spacing of `step` needs.
-fn tick(v: f64, step: f64) -> String {
-    let decimals = if step >= 5.0 {
-        0
-    } else if step >= 0.5 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{v:.decimals$}");
-    if s.trim_start_matches('-')
-        .chars()
-        .all(|c| c == '0' || c == '.')
-    {
-        s.trim_start_matches('-').to_string()
-    } else {
-        s
-    }
-}
+/// The plot's area: the θ labels left, c_end's right, the title above, iterations below.
+const AREA: Area = Area::inset(W, H, 64.0, 34.0, 64.0, 30.0);
 
 /// The chart of parameter `i`: θ over the iterations (left axis), the same line read in
 /// units of c_end from the start (right axis), the start dashed, the averaging window's
@@ -55,77 +23,70 @@ pub(crate) fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
     let p = &v.params[i];
     let rows = &v.rows;
     let last = v.done().max(1) as f64;
-    let mut lo = p.start;
-    let mut hi = p.start;
-    for r in rows {
-        lo = lo.min(r.theta[i]);
-        hi = hi.max(r.theta[i]);
-    }
+    let mut y = Range::of(rows.iter().map(|r| r.theta[i])).with(p.start);
     let band = avg.and_then(|a| a.error[i].map(|e| (a.from, a.mean[i] - e, a.mean[i] + e)));
     if let Some((_, b0, b1)) = band {
-        lo = lo.min(b0);
-        hi = hi.max(b1);
+        y = y.with(b0).with(b1);
     }
     // At least ±c_end around the start, so that noise of a fraction of c_end looks small.
-    lo = lo.min(p.start - p.c_end);
-    hi = hi.max(p.start + p.c_end);
-    let pad = 0.05 * (hi - lo);
-    let (lo, hi) = (lo - pad, hi + pad);
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
-    let px = |it: f64| x0 + (x1 - x0) * it / last;
-    let py = |t: f64| y1 - (y1 - y0) * (t - lo) / (hi - lo);
-    let mut s = String::new();
+    y = y.with(p.start - p.c_end).with(p.start + p.c_end);
+    let plot = Plot {
+        area: AREA,
+        x: Range::new(0.0, last),
+        y: y.padded(0.05),
+    };
+    let Area { x0, x1, y1, .. } = plot.area;
+    let (lo, hi) = (plot.y.lo, plot.y.hi);
     let title = format!(
         "{}: θ (left), (θ − start) / c_end with c_end = {} (right)",
         p.name,
         short(p.c_end)
     );
+    let mut s = chart::open(
+        None,
+        W,
+        H,
+        r#" role="img" font-family="sans-serif""#,
+        Some(&title),
+    );
     let _ = write!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" font-family="sans-serif"><title>{t}</title><text x="{}" y="20" text-anchor="middle" font-size="14">{t}</text><rect x="{x0}" y="{y0}" width="{}" height="{}" fill="#fafafa" stroke="#999"/>"##,
+        r##"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>{}"##,
         W / 2.0,
-        x1 - x0,
-        y1 - y0,
-        t = esc(&title)
+        esc(&title),
+        plot.area.frame("#fafafa", "#999")
     );
     let step = (hi - lo) / 4.0;
-    for t in 0..=4 {
-        let y = lo + step * t as f64;
+    for (y, it) in plot.y.ticks(4).zip(plot.x.ticks(4)) {
         let units = (y - p.start) / p.c_end;
         let _ = write!(
             s,
-            r##"<line x1="{x0}" x2="{x1}" y1="{0:.1}" y2="{0:.1}" stroke="#eee"/><text x="{1}" y="{2:.1}" text-anchor="end" font-size="11">{3}</text><text x="{4}" y="{2:.1}" font-size="11" fill="#555">{5}</text>"##,
-            py(y),
+            r##"{}<text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text><text x="{}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
+            plot.rule(y, r##"stroke="#eee""##),
             x0 - 4.0,
-            py(y) + 4.0,
-            tick(y, step),
+            plot.py(y) + 4.0,
+            chart::tick(y, step),
             x1 + 4.0,
-            tick(units, step / p.c_end),
+            plot.py(y) + 4.0,
+            chart::tick(units, step / p.c_end),
         );
-        let it = last * t as f64 / 4.0;
         let _ = write!(
             s,
             r##"<text x="{:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
-            px(it),
+            plot.px(it),
             y1 + 16.0,
             it.round()
         );
     }
-    let clip = format!("clip-tune-{i}");
-    let _ = write!(
-        s,
-        r##"<clipPath id="{clip}"><rect x="{x0}" y="{y0}" width="{}" height="{}"/></clipPath><g clip-path="url(#{clip})">"##,
-        x1 - x0,
-        y1 - y0
-    );
+    s.push_str(&plot.area.clip(&format!("clip-tune-{i}")));
     if let Some((from, b0, b1)) = band {
         let _ = write!(
             s,
             r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9ecae1" fill-opacity="0.5"><title>average {:.2} ± {:.2}</title></rect>"##,
-            px(from as f64),
-            py(b1),
-            (px(last) - px(from as f64)).max(1.0),
-            (py(b0) - py(b1)).max(1.0),
+            plot.px(from as f64),
+            plot.py(b1),
+            (plot.px(last) - plot.px(from as f64)).max(1.0),
+            (plot.py(b0) - plot.py(b1)).max(1.0),
             (b0 + b1) / 2.0,
             (b1 - b0) / 2.0
         );
@@ -134,30 +95,19 @@ pub(crate) fn chart(v: &TuneView, i: usize, avg: Option<&Averaged>) -> String {
         if bound >= lo && bound <= hi {
             let _ = write!(
                 s,
-                r##"<line x1="{x0}" x2="{x1}" y1="{0:.1}" y2="{0:.1}" stroke="#b00"/><text x="{1}" y="{2:.1}" font-size="11" fill="#b00">{word} {3}</text>"##,
-                py(bound),
+                r##"{}<text x="{}" y="{:.1}" font-size="11" fill="#b00">{word} {}</text>"##,
+                plot.rule(bound, r##"stroke="#b00""##),
                 x0 + 4.0,
-                py(bound) - 3.0,
+                plot.py(bound) - 3.0,
                 short(bound)
             );
         }
     }
-    let _ = write!(
-        s,
-        r##"<line x1="{x0}" x2="{x1}" y1="{0:.1}" y2="{0:.1}" stroke="#666" stroke-dasharray="6 4"/>"##,
-        py(p.start)
-    );
-    let stride = rows.len().div_ceil(POINTS).max(1);
-    let pts: Vec<String> = rows
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| k % stride == 0 || k + 1 == rows.len())
-        .map(|(_, r)| format!("{:.1},{:.1}", px(r.iteration as f64), py(r.theta[i])))
-        .collect();
+    s.push_str(&plot.rule(p.start, r##"stroke="#666" stroke-dasharray="6 4""##));
     let _ = write!(
         s,
         r##"<polyline points="{}" fill="none" stroke="#08519c" stroke-width="1.5"/></g></svg>"##,
-        pts.join(" ")
+        plot.points(chart::thinned(rows, POINTS).map(|r| (r.iteration as f64, r.theta[i])))
     );
     s
 }

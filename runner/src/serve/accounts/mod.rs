@@ -66,20 +66,14 @@ impl Caller {
 /// Checks an account name: 1 to 32 letters, digits, `_`, `-`, `.`, not starting with `-`
 /// or `.`.
 pub fn check_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 32
-        && !name.starts_with(['-', '.'])
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "name '{name}': give 1 to 32 letters, digits, '_', '-' or '.', not starting with \
-             '-' or '.'"
-        ))
-    }
+    crate::serve::names::is_plain(name, 32, &['-', '.'])
+        .then_some(())
+        .ok_or_else(|| {
+            format!(
+                "name '{name}': give 1 to 32 letters, digits, '_', '-' or '.', not starting \
+                 with '-' or '.'"
+            )
+        })
 }
 
 /// Checks a new password: at least [`MIN_PASSWORD`] characters, at most 1000 bytes.

@@ -7,21 +7,11 @@
 
 use super::{file_of, EMBEDDED};
 use crate::serve::db::nets::RunNet;
-use crate::serve::engine_words::{groups, key_value};
+use crate::serve::engine_words::{groups, key_value, last_value as value};
 use crate::serve::state::AppState;
 
 /// Why the words were refused (400).
 pub type Refusal = String;
-
-/// The value of the last word `key=` of a group.
-fn value(group: &[String], key: &str) -> Option<String> {
-    group
-        .iter()
-        .filter_map(|w| key_value(w))
-        .filter(|(k, _)| *k == key)
-        .map(|(_, v)| v.to_string())
-        .next_back()
-}
 
 /// Whether a group's words choose the evaluation or the net themselves.
 fn chooses_eval(group: &[String]) -> bool {

@@ -1,25 +1,8 @@
-//! The one escaping function every page uses for every piece of text it did not write
-//! itself (words, notes, file names, stderr lines, status lines), and the page layout.
-//! Pages are written by hand rather than with a template crate: they are few and small,
-//! and one function, [`esc`], used everywhere, is easier to audit than a template
-//! language's rules of when it escapes.
+//! The page layout of the server's pages, and the one escaping function every page uses
+//! for every piece of text it did not write itself ([`esc`], the crate's, from
+//! `crate::html`).
 
-/// Text made safe for HTML element content and for attribute values in double or single
-/// quotes.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::html::esc;
 
 /// Where the navigation's account links go: the accounts guard puts them there on a
 /// server with accounts (`serve/accounts/guard.rs`); without accounts it stays an HTML
@@ -85,17 +68,6 @@ form.inline{display:inline}textarea{width:100%;max-width:50em;font-family:monosp
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_special_character_is_escaped() {
-        assert_eq!(
-            esc("<script>alert('x') & \"y\"</script>"),
-            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
-        );
-        assert_eq!(esc("name=dev nodes=400 Ω"), "name=dev nodes=400 Ω");
-        // Escaping twice shows the first escape as text, never markup.
-        assert_eq!(esc(&esc("<")), "&amp;lt;");
-    }
 
     #[test]
     fn the_title_is_escaped_in_the_layout() {

@@ -8,22 +8,17 @@
 use std::fmt::Write;
 
 use super::html::esc;
+use crate::html::chart::{open, thinned, Area, Plot, Range, COLOURS};
 use crate::jobs::tune::status::{cells, legend, summary, TuneView, HEADS};
 use crate::jobs::tune::status_page::chart;
 use crate::tune::average;
 
-/// Colours of the parameters' lines (colour-blind safe), in turn.
-const COLOURS: [&str; 6] = [
-    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9",
-];
 /// Points per line at most (longer runs are thinned evenly).
 const POINTS: usize = 1000;
 const W: f64 = 720.0;
 const H: f64 = 260.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 30.0;
-const BOTTOM: f64 = 30.0;
+/// The plot's area: the labels left, the legend inside at the top, iterations below.
+const AREA: Area = Area::inset(W, H, 56.0, 30.0, 16.0, 30.0);
 
 /// The tune section of a run page from the tune's view and its `tuned.txt` (when
 /// written).
@@ -109,65 +104,52 @@ pub fn section(v: &TuneView, tuned: Option<&str>) -> String {
 pub fn c_end_chart(v: &TuneView) -> String {
     let last = v.done().max(1) as f64;
     let units = |i: usize, t: f64| (t - v.params[i].start) / v.params[i].c_end;
-    let (mut lo, mut hi) = (-1.0f64, 1.0f64);
+    let mut y = Range::new(-1.0, 1.0);
     for r in &v.rows {
         for (i, t) in r.theta.iter().enumerate().take(v.params.len()) {
             let u = units(i, *t);
             if u.is_finite() {
-                lo = lo.min(u);
-                hi = hi.max(u);
+                y = y.with(u);
             }
         }
     }
-    let pad = 0.05 * (hi - lo);
-    let (lo, hi) = (lo - pad, hi + pad);
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
-    let px = |it: f64| x0 + (x1 - x0) * it / last;
-    let py = |u: f64| y1 - (y1 - y0) * (u - lo) / (hi - lo);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg id="c-end" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" font-family="sans-serif"><title>(θ − start) / c_end per iteration</title><rect x="{x0}" y="{y0}" width="{}" height="{}" fill="#fafafa" stroke="#999"/>"##,
-        x1 - x0,
-        y1 - y0
+    let plot = Plot {
+        area: AREA,
+        x: Range::new(0.0, last),
+        y: y.padded(0.05),
+    };
+    let Area { x0, y0, y1, .. } = plot.area;
+    let mut s = open(
+        Some("c-end"),
+        W,
+        H,
+        r#" role="img" font-family="sans-serif""#,
+        Some("(θ − start) / c_end per iteration"),
     );
-    for t in 0..=4 {
-        let u = lo + (hi - lo) * t as f64 / 4.0;
-        let it = last * t as f64 / 4.0;
+    s.push_str(&plot.area.frame("#fafafa", "#999"));
+    for (u, it) in plot.y.ticks(4).zip(plot.x.ticks(4)) {
         let _ = write!(
             s,
-            r##"<line x1="{x0}" x2="{x1}" y1="{0:.1}" y2="{0:.1}" stroke="#eee"/><text x="{1}" y="{2:.1}" text-anchor="end" font-size="11">{u:.2}</text><text x="{3:.1}" y="{4}" text-anchor="middle" font-size="11">{5}</text>"##,
-            py(u),
+            r##"{}<text x="{}" y="{:.1}" text-anchor="end" font-size="11">{u:.2}</text><text x="{:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
+            plot.rule(u, r##"stroke="#eee""##),
             x0 - 4.0,
-            py(u) + 4.0,
-            px(it),
+            plot.py(u) + 4.0,
+            plot.px(it),
             y1 + 16.0,
             it.round()
         );
     }
-    let _ = write!(
-        s,
-        r##"<line x1="{x0}" x2="{x1}" y1="{0:.1}" y2="{0:.1}" stroke="#666" stroke-dasharray="6 4"/>"##,
-        py(0.0)
-    );
-    let stride = v.rows.len().div_ceil(POINTS).max(1);
+    s.push_str(&plot.rule(0.0, r##"stroke="#666" stroke-dasharray="6 4""##));
     for (i, p) in v.params.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        let pts: Vec<String> = v
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| k % stride == 0 || k + 1 == v.rows.len())
-            .filter_map(|(_, r)| {
-                let u = units(i, *r.theta.get(i)?);
-                u.is_finite()
-                    .then(|| format!("{:.1},{:.1}", px(r.iteration as f64), py(u)))
-            })
-            .collect();
+        let line = thinned(&v.rows, POINTS).filter_map(|r| {
+            let u = units(i, *r.theta.get(i)?);
+            u.is_finite().then_some((r.iteration as f64, u))
+        });
         let _ = write!(
             s,
             r##"<polyline data-param="{n}" points="{}" fill="none" stroke="{colour}" stroke-width="1.5"><title>{n} (c_end = {c})</title></polyline><text x="{}" y="{}" font-size="12" fill="{colour}">{n}</text>"##,
-            pts.join(" "),
+            plot.points(line),
             x0 + 6.0 + 120.0 * (i % 5) as f64,
             y0 + 14.0 + 14.0 * (i / 5) as f64,
             n = esc(&p.name),

@@ -97,11 +97,7 @@ pub fn from_text(text: &str, origin: &str, limit: Option<usize>) -> Result<Datas
             Ok(d)
         })
         .collect();
-    let mut all = Dataset::new();
-    for p in parts {
-        all.append(p?);
-    }
-    Ok(all)
+    joined(parts)
 }
 
 /// Reads a text file of positions.
@@ -185,11 +181,7 @@ fn trace_batch(batch: &[(Position, f32, i16)]) -> Result<Dataset, String> {
             Ok(d)
         })
         .collect();
-    let mut all = Dataset::new();
-    for p in parts {
-        all.append(p?);
-    }
-    Ok(all)
+    joined(parts)
 }
 
 /// Reads the filtered positions of a viriformat file.
@@ -248,6 +240,15 @@ pub fn file(path: &Path, format: Format, limit: Option<usize>) -> Result<Dataset
         Format::Viriformat => viriformat_file(path, limit),
         _ => text_file(path, limit),
     }
+}
+
+/// The parts read in parallel as one dataset, in their order; the first part's error if any.
+fn joined(parts: Vec<Result<Dataset, String>>) -> Result<Dataset, String> {
+    let mut all = Dataset::new();
+    for p in parts {
+        all.append(p?);
+    }
+    Ok(all)
 }
 
 #[cfg(test)]
