@@ -226,3 +226,17 @@ pub enum Section {
     /// A `track!` report's tables and histogram, from its `stats.json`.
     Report,
 }
+
+/// A served run's output flags, each `(flag, file name)` naming a file in `dir`: the words
+/// `FLAG DIR/NAME …` that [`Job::served_outputs`] answers.
+pub fn files_in(dir: &Path, flags: &[(&str, &str)]) -> Vec<String> {
+    flags
+        .iter()
+        .flat_map(|(flag, name)| {
+            [
+                flag.to_string(),
+                dir.join(name).to_string_lossy().into_owned(),
+            ]
+        })
+        .collect()
+}

@@ -78,10 +78,7 @@ impl Job for DatagenJob {
     }
 
     fn served_outputs(&self, dir: &Path) -> Vec<String> {
-        vec![
-            "--out".into(),
-            dir.join("positions").to_string_lossy().into_owned(),
-        ]
+        crate::job::files_in(dir, &[("--out", "positions")])
     }
 
     /// The viriformat file, or the text file of a run that writes only text.

@@ -143,15 +143,14 @@ impl Job for MatchJob {
     }
 
     fn served_outputs(&self, dir: &Path) -> Vec<String> {
-        let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
-        vec![
-            "--results".into(),
-            p("results.csv"),
-            "--pgnout".into(),
-            p("games.pgn"),
-            "--json".into(),
-            p("summary.json"),
-        ]
+        crate::job::files_in(
+            dir,
+            &[
+                ("--results", "results.csv"),
+                ("--pgnout", "games.pgn"),
+                ("--json", "summary.json"),
+            ],
+        )
     }
 
     fn served_primary(&self, dir: &Path, _words: &[String]) -> PathBuf {

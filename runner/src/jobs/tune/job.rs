@@ -123,13 +123,7 @@ impl Job for TuneJob {
     }
 
     fn served_outputs(&self, dir: &Path) -> Vec<String> {
-        let p = |name: &str| dir.join(name).to_string_lossy().into_owned();
-        vec![
-            "--csv".into(),
-            p("tune.csv"),
-            "--out".into(),
-            p("tuned.txt"),
-        ]
+        crate::job::files_in(dir, &[("--csv", "tune.csv"), ("--out", "tuned.txt")])
     }
 
     fn served_primary(&self, dir: &Path, _words: &[String]) -> PathBuf {

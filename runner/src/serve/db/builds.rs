@@ -79,14 +79,8 @@ mod tests {
         let db = Db::open(&dir.path().join("spar.db")).unwrap();
         let words = vec!["--engine".to_string(), "engine=e".into(), "rev=main".into()];
         let new = |waits| NewRun {
-            kind: "match",
-            words: &words,
-            priority: 0,
-            throughput: 100,
-            note: "",
-            cwd: "/",
-            owner: None,
             waits,
+            ..NewRun::of("match", &words)
         };
         let waits = db
             .insert(&new(true), |id| Ok(Some(format!("/d/{id}"))))

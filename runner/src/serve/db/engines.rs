@@ -259,6 +259,7 @@ pub(super) fn store_run_engines(
 
 #[cfg(test)]
 mod tests {
+    use super::super::runs::NewRun;
     use super::*;
 
     #[test]
@@ -277,16 +278,7 @@ mod tests {
         assert!(db.engine("f").unwrap().is_none());
         assert_eq!(db.engines().unwrap().len(), 1);
         let words = vec!["--games".to_string(), "2".into()];
-        let new = super::super::runs::NewRun {
-            kind: "match",
-            words: &words,
-            priority: 0,
-            throughput: 100,
-            note: "",
-            cwd: "/",
-            owner: None,
-            waits: false,
-        };
+        let new = NewRun::of("match", &words);
         let id = db
             .insert(&new, |id| Ok(Some(format!("/d/{id}"))))
             .unwrap()

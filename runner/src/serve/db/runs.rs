@@ -218,6 +218,24 @@ pub struct NewRun<'a> {
     pub waits: bool,
 }
 
+#[cfg(test)]
+impl<'a> NewRun<'a> {
+    /// A run of `kind` with `words` for the tests: priority 0, throughput 100, no note, cwd
+    /// `/`, no owner, queued at once.
+    pub fn of(kind: &'a str, words: &'a [String]) -> NewRun<'a> {
+        NewRun {
+            kind,
+            words,
+            priority: 0,
+            throughput: 100,
+            note: "",
+            cwd: "/",
+            owner: None,
+            waits: false,
+        }
+    }
+}
+
 /// What `GET /api/runs` and the search page filter by.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 pub struct Filter {
@@ -533,16 +551,7 @@ mod tests {
     fn kinds_and_states_are_stored_as_their_names_and_an_unknown_one_is_named() {
         let (_d, db) = db();
         let words = vec!["--games".to_string(), "2".to_string()];
-        let new = NewRun {
-            kind: "sprt",
-            words: &words,
-            priority: 0,
-            throughput: 100,
-            note: "",
-            cwd: "/",
-            owner: None,
-            waits: false,
-        };
+        let new = NewRun::of("sprt", &words);
         let r = db.insert(&new, |id| Ok(Some(format!("/d/{id}")))).unwrap();
         assert_eq!((r.kind.as_str(), r.state), ("sprt", State::Queued));
         db.set_state(r.id, State::Stopped).unwrap();
@@ -582,16 +591,7 @@ mod tests {
     fn an_id_whose_directory_exists_is_skipped_and_never_given_again() {
         let (_d, db) = db();
         let words = vec!["--games".to_string(), "2".to_string()];
-        let new = NewRun {
-            kind: "match",
-            words: &words,
-            priority: 0,
-            throughput: 100,
-            note: "",
-            cwd: "/",
-            owner: None,
-            waits: false,
-        };
+        let new = NewRun::of("match", &words);
         // Ids 1 and 2 have directories already (orphans): the run gets 3.
         let r = db
             .insert(&new, |id| Ok((id > 2).then(|| format!("/d/{id}"))))
@@ -613,14 +613,9 @@ mod tests {
         let (_d, db) = db();
         let words = vec!["--engine".to_string(), "name=dev".to_string()];
         let new = NewRun {
-            kind: "sprt",
-            words: &words,
             priority: 1,
-            throughput: 100,
             note: "rfp 50%",
-            cwd: "/",
-            owner: None,
-            waits: false,
+            ..NewRun::of("sprt", &words)
         };
         let a = db
             .insert(&new, |id| Ok(Some(format!("/d/runs/{id}"))))
@@ -665,14 +660,9 @@ mod tests {
         let (_d, db) = db();
         let words = vec!["nodes=300".to_string()];
         let new = NewRun {
-            kind: "match",
-            words: &words,
-            priority: 0,
-            throughput: 100,
-            note: "",
-            cwd: "/",
             owner: Some("ann"),
             waits: true,
+            ..NewRun::of("match", &words)
         };
         let r = db.insert(&new, |id| Ok(Some(id.to_string()))).unwrap();
         assert_eq!(r.state, PENDING);
