@@ -117,7 +117,7 @@ struct Frame {
     /// Whether a perspective's accumulator is rebuilt from the refresh table (its king
     /// changed bucket or mirror) rather than updated by the delta.
     refresh: [bool; 2],
-    /// Pieces on the board (for the output bucket).
+    /// Pieces on the board (for the output bucket; not kept for a plain net).
     pieces: u8,
 }
 
@@ -180,6 +180,9 @@ impl AccumulatorStack {
         }
         self.net_id = net.id();
         self.layout = net.layout();
+        // A plain net's moves leave the views and piece counts alone (they never change):
+        // start every frame from the plain ones.
+        self.frames.fill(EMPTY_FRAME);
         let entries = if self.layout.king_buckets > 1 {
             2 * self.layout.king_buckets * 2
         } else {
@@ -222,6 +225,14 @@ impl AccumulatorStack {
     #[inline(always)]
     pub fn push_move(&mut self, ply: usize, parent: &Position, mv: Move) {
         let delta = Delta::of_move(parent, mv);
+        if self.layout.is_plain() {
+            // The plain net's path, as before buckets: every frame keeps the plain views, and
+            // the piece count is not needed (one output bucket).
+            let frame = &mut self.frames[ply];
+            frame.delta = delta;
+            frame.computed = false;
+            return;
+        }
         let below = &self.frames[ply - 1];
         let mut frame = Frame {
             delta,
@@ -258,6 +269,12 @@ impl AccumulatorStack {
     /// Records that ply `ply` is ply `ply − 1` with the turn passed.
     #[inline(always)]
     pub fn push_null(&mut self, ply: usize) {
+        if self.layout.is_plain() {
+            let frame = &mut self.frames[ply];
+            frame.delta = Delta::NONE;
+            frame.computed = false;
+            return;
+        }
         let below = &self.frames[ply - 1];
         self.frames[ply] = Frame {
             delta: Delta::NONE,
@@ -370,11 +387,12 @@ impl AccumulatorStack {
         self.update(net, ply);
         let us = &self.lanes[self.span(ply, side)];
         let them = &self.lanes[self.span(ply, !side)];
-        net.output(
-            us,
-            them,
-            net.output_bucket(u32::from(self.frames[ply].pieces)),
-        )
+        let bucket = if self.layout.output_buckets == 1 {
+            0
+        } else {
+            net.output_bucket(u32::from(self.frames[ply].pieces))
+        };
+        net.output(us, them, bucket)
     }
 
     /// Ply `ply`'s accumulator of `perspective`, updated first (tests compare it with a

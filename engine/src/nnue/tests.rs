@@ -473,3 +473,31 @@ fn a_bucketed_file_loads_and_a_bad_one_is_refused_without_panic() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn one_stack_serves_a_bucketed_net_then_a_plain_one_then_the_bucketed_again() {
+    let bucketed = Net::new(&random_network_of(Layout::new(8, 4).unwrap(), 16, 81));
+    let plain = Net::new(&random_network(16, 82));
+    let mut stack = AccumulatorStack::new(64);
+    stack.set_width(16);
+    let mut rng = SplitMix64::new(83);
+    for net in [&bucketed, &plain, &bucketed, &plain] {
+        let mut pos = Position::from_fen(STARTS[2]).unwrap();
+        stack.refresh(net, 0, &pos);
+        for ply in 1..40 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let mv = moves.as_slice()[rng.below(moves.len())];
+            stack.push_move(ply, &pos, mv);
+            pos.play_mut(mv);
+            assert_eq!(
+                stack.evaluate(net, ply, pos.side_to_move()),
+                net.evaluate(&pos),
+                "{}",
+                pos.to_fen()
+            );
+        }
+    }
+}
