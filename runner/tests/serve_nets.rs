@@ -28,7 +28,7 @@ fn default_net() -> Vec<u8> {
 /// Another valid net: the committed one with another output bias.
 fn other_net(bias: i32) -> Vec<u8> {
     let mut n = engine::nnue::Network::from_bytes(&default_net()).unwrap();
-    n.output_bias += bias;
+    n.output_bias[0] += bias;
     n.to_bytes()
 }
 

@@ -141,6 +141,61 @@ fn train_writes_a_net_the_engine_reads() {
     );
 }
 
+#[test]
+fn bucketed_nets_train_load_and_a_bad_layout_is_refused() {
+    let f = files();
+    let out = f.dir.join("kb.nnue");
+    let buckets = [
+        "--epochs",
+        "2",
+        "--king-buckets",
+        "4",
+        "--output-buckets",
+        "8",
+    ];
+    let text = ok(&run(&train_args(&f, &out, &buckets)));
+    assert!(
+        text.contains("(hidden 16, 4 king buckets × 8 output buckets)"),
+        "{text}"
+    );
+    let net = Network::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(net.layout.to_string(), "4 king buckets × 8 output buckets");
+    // The engine searches with it.
+    let bench = ok(&run(&[
+        "bench",
+        "--depth",
+        "4",
+        "--eval-file",
+        path_str(&out),
+    ]));
+    assert!(bench.contains(" nodes "), "{bench}");
+    // Resuming with other buckets is refused naming the option.
+    usage_error(
+        &run(&train_args(
+            &f,
+            &out,
+            &["--epochs", "2", "--king-buckets", "2", "--resume"],
+        )),
+        "--king-buckets 4",
+    );
+    // A layout this spar cannot run, and a truncated bucketed file, are one-line refusals.
+    usage_error(
+        &run(&train_args(
+            &f,
+            &f.dir.join("x.nnue"),
+            &["--king-buckets", "3"],
+        )),
+        "layout 3 king buckets × 1 output bucket, which this spar cannot run",
+    );
+    let short = f.dir.join("short.nnue");
+    let bytes = std::fs::read(&out).unwrap();
+    std::fs::write(&short, &bytes[..bytes.len() - 100]).unwrap();
+    usage_error(
+        &run(&["bench", "--eval-file", path_str(&short)]),
+        "4 king buckets × 8 output buckets",
+    );
+}
+
 fn with_ckpt(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".ckpt");

@@ -22,4 +22,4 @@ mod tests;
 pub use accumulator::AccumulatorStack;
 pub use embedded::default_net;
 pub use net::Net;
-pub use network::{feature_index, Network, INPUTS, QA, QB, SCALE};
+pub use network::{feature_index, Layout, Network, INPUTS, QA, QB, SCALE};

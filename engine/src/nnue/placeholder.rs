@@ -9,7 +9,7 @@
 //! (±40 pawns), so small balances are exact and large ones are squashed smoothly. The other
 //! perspective's half adds the same with signs reversed, so the net is colour-symmetric.
 
-use super::network::{feature_index, Network, QA, QB, SCALE};
+use super::network::{feature_index, Layout, Network, QA, QB, SCALE};
 use crate::types::{Color, PieceType, Square};
 
 /// Value in centipawns of a piece of `kind` on `sq`, seen from its owner's side (rank 1 is
@@ -44,7 +44,7 @@ fn piece_value(kind: PieceType, sq: Square) -> f64 {
 /// The placeholder network of width `hidden` (a multiple of 16): the evaluation is about
 /// the material and piece-square balance in centipawns, from the side to move.
 pub fn material_network(hidden: usize) -> Network {
-    let mut net = Network::zeroed(hidden);
+    let mut net = Network::zeroed(hidden, Layout::PLAIN);
     let pairs = hidden / 2;
     let bias = 127i32;
     // Want Σ_j 8·b·w_j·s_j · SCALE / (QA · QA·QB) = 1 (both halves give 4·b·w·s·x each).

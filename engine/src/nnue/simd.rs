@@ -1,6 +1,7 @@
 //! The two hot kernels of the network, each in a scalar and an AVX2 version:
 //!
 //! - [`Kernel::update`]: an accumulator row plus some weight rows minus others (a move);
+//!   [`Kernel::update_in_place`] the same on one row (a refresh-table entry);
 //! - [`Kernel::screlu_dot`]: `Σ clamp(acc, 0, QA)² · w` (the output layer).
 //!
 //! The kernel is chosen **at run time** ([`Kernel::detect`]): spar is built for generic
@@ -101,6 +102,24 @@ impl Kernel {
         }
     }
 
+    /// `acc = acc − Σ subs + Σ adds` in place, element-wise with wrapping `i16` (the
+    /// refresh table's entries). Every slice has the length of `acc`, a multiple of 16.
+    #[inline(always)]
+    pub fn update_in_place(self, acc: &mut [i16], adds: &[&[i16]], subs: &[&[i16]]) {
+        let n = acc.len();
+        assert!(
+            n & 15 == 0 && adds.iter().all(|a| a.len() == n) && subs.iter().all(|s| s.len() == n)
+        );
+        match self.0 {
+            Isa::Scalar => update_in_place_scalar(acc, adds, subs),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `update`: AVX2 was detected, and the lengths were checked.
+            Isa::Avx2 => unsafe { avx2::update_in_place(acc, adds, subs) },
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => update_in_place_scalar(acc, adds, subs),
+        }
+    }
+
     /// `Σ_i clamp(acc[i], 0, QA)² · w[i]` in wrapping `i32`. Both slices have the same length,
     /// a multiple of 16, and every `|w[i]|` is at most 127.
     #[inline(always)]
@@ -142,6 +161,19 @@ fn update_scalar(out: &mut [i16], input: &[i16], adds: &[&[i16]], subs: &[&[i16]
     }
 }
 
+fn update_in_place_scalar(acc: &mut [i16], adds: &[&[i16]], subs: &[&[i16]]) {
+    for s in subs {
+        for (o, &v) in acc.iter_mut().zip(s.iter()) {
+            *o = o.wrapping_sub(v);
+        }
+    }
+    for a in adds {
+        for (o, &v) in acc.iter_mut().zip(a.iter()) {
+            *o = o.wrapping_add(v);
+        }
+    }
+}
+
 fn screlu_dot_scalar(acc: &[i16], w: &[i16]) -> i32 {
     acc.iter().zip(w).fold(0i32, |sum, (&a, &w)| {
         let u = i32::from(a).clamp(0, QA);
@@ -173,6 +205,28 @@ mod avx2 {
                 v = _mm256_add_epi16(v, _mm256_loadu_si256(a.as_ptr().add(i).cast()));
             }
             _mm256_storeu_si256(out.as_mut_ptr().add(i).cast(), v);
+            i += 16;
+        }
+    }
+
+    /// AVX2 version of [`super::update_in_place_scalar`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; every slice must have the length of `acc`, a multiple of 16.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update_in_place(acc: &mut [i16], adds: &[&[i16]], subs: &[&[i16]]) {
+        let n = acc.len();
+        let mut i = 0;
+        while i < n {
+            // SAFETY (all loads and stores): i + 16 <= n and every slice has length n.
+            let mut v = _mm256_loadu_si256(acc.as_ptr().add(i).cast());
+            for s in subs {
+                v = _mm256_sub_epi16(v, _mm256_loadu_si256(s.as_ptr().add(i).cast()));
+            }
+            for a in adds {
+                v = _mm256_add_epi16(v, _mm256_loadu_si256(a.as_ptr().add(i).cast()));
+            }
+            _mm256_storeu_si256(acc.as_mut_ptr().add(i).cast(), v);
             i += 16;
         }
     }
@@ -239,6 +293,9 @@ mod tests {
                     let mut out = vec![0; n];
                     k.update(&mut out, &acc, &[&rows[0], &rows[1]], &[&rows[2], &rows[3]]);
                     assert_eq!(out, expect, "{k:?} n={n}");
+                    let mut in_place = acc.clone();
+                    k.update_in_place(&mut in_place, &[&rows[0], &rows[1]], &[&rows[2], &rows[3]]);
+                    assert_eq!(in_place, expect, "{k:?} n={n} in place");
                 }
             }
         }

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use super::network::{View, INPUTS};
 use super::simd::Kernel;
-use super::{AccumulatorStack, Net, Network, INPUTS};
+use super::{AccumulatorStack, Layout, Net, Network};
 use crate::position::Position;
 use crate::rng::SplitMix64;
 use crate::types::{Color, Move, MoveKind, PieceType};
@@ -31,9 +32,14 @@ const STARTS: [&str; 10] = [
 /// A random network whose accumulators stay within `i16` (|feature weight| ≤ 400, at most 32
 /// pieces) and whose output weights are within ±127.
 fn random_network(hidden: usize, seed: u64) -> Network {
+    random_network_of(Layout::PLAIN, hidden, seed)
+}
+
+/// [`random_network`] of any layout.
+fn random_network_of(layout: Layout, hidden: usize, seed: u64) -> Network {
     let mut rng = SplitMix64::new(seed);
     let mut uniform = |range: i32| (rng.below(2 * range as usize + 1) as i32 - range) as i16;
-    let mut net = Network::zeroed(hidden);
+    let mut net = Network::zeroed(hidden, layout);
     net.feature_weights
         .iter_mut()
         .for_each(|w| *w = uniform(400));
@@ -41,8 +47,13 @@ fn random_network(hidden: usize, seed: u64) -> Network {
     net.output_weights
         .iter_mut()
         .for_each(|w| *w = uniform(127));
-    net.output_bias = i32::from(uniform(30_000)) * 4;
-    assert_eq!(net.feature_weights.len(), INPUTS * hidden);
+    net.output_bias
+        .iter_mut()
+        .for_each(|b| *b = i32::from(uniform(30_000)) * 4);
+    assert_eq!(
+        net.feature_weights.len(),
+        INPUTS * layout.king_buckets * hidden
+    );
     net
 }
 
@@ -74,9 +85,21 @@ impl Coverage {
     }
 }
 
-/// Random walks from every start (with backtracking, like a search), checking after steps
-/// that the lazily updated accumulators equal a refresh. Calls `check` on every position.
-fn random_walks(net: &Net, walks: usize, seed: u64, mut check: impl FnMut(&Position)) -> Coverage {
+/// Random walks from every start (with backtracking, like a search), checking after one step
+/// in three that the lazily updated accumulators equal a refresh. Calls `check` on every
+/// position.
+fn random_walks(net: &Net, walks: usize, seed: u64, check: impl FnMut(&Position)) -> Coverage {
+    random_walks_checking(net, walks, seed, 3, check)
+}
+
+/// [`random_walks`], comparing with a refresh after one step in `every`.
+fn random_walks_checking(
+    net: &Net,
+    walks: usize,
+    seed: u64,
+    every: usize,
+    mut check: impl FnMut(&Position),
+) -> Coverage {
     let mut rng = SplitMix64::new(seed);
     let mut stack = AccumulatorStack::new(64);
     stack.set_width(net.hidden());
@@ -103,10 +126,21 @@ fn random_walks(net: &Net, walks: usize, seed: u64, mut check: impl FnMut(&Posit
             } else {
                 let mv = moves.as_slice()[rng.below(moves.len())];
                 coverage.note(pos, mv);
+                if pos.moved(mv) == PieceType::King {
+                    let us = pos.side_to_move();
+                    let before = net.view(pos, us);
+                    let after = net.view(&pos.play(mv), us);
+                    if before.bucket() != after.bucket() {
+                        coverage.seen.insert("king bucket change".into());
+                    }
+                    if before.mirrored() != after.mirrored() {
+                        coverage.seen.insert("mirror change".into());
+                    }
+                }
                 child.play_mut(mv);
                 stack.push_move(ply + 1, pos, mv);
             }
-            if rng.below(3) == 0 {
+            if rng.below(every) == 0 {
                 for c in Color::ALL {
                     net.refresh(&child, c, &mut fresh);
                     assert_eq!(
@@ -241,4 +275,229 @@ fn loading_a_bad_file_names_it_in_one_line() {
     std::fs::write(&path, &good).unwrap();
     assert_eq!(Net::load(&path).unwrap().hidden(), 16);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Layouts the bucketed tests run: king buckets with and without output buckets.
+fn bucketed_layouts() -> Vec<Layout> {
+    [(4, 8), (8, 1), (2, 3)]
+        .iter()
+        .map(|&(k, o)| Layout::new(k, o).unwrap())
+        .collect()
+}
+
+#[test]
+fn bucketed_accumulators_equal_a_refresh_at_every_ply() {
+    for (i, layout) in bucketed_layouts().into_iter().enumerate() {
+        let seed = 30 + i as u64;
+        let net = Net::new(&random_network_of(layout, 32, seed));
+        let coverage = random_walks_checking(&net, 300, seed, 1, |_| {});
+        for what in [
+            "king bucket change",
+            "mirror change",
+            "castle king White",
+            "castle queen Black",
+            "960 castle king White",
+            "en passant",
+            "promotion",
+            "promotion capture",
+            "captured Queen",
+        ] {
+            assert!(coverage.seen.contains(what), "{layout}: never {what}");
+        }
+    }
+}
+
+#[test]
+fn bucketed_scalar_and_simd_evaluations_agree_and_colours_mirror() {
+    let layout = Layout::new(4, 8).unwrap();
+    let network = random_network_of(layout, 64, 41);
+    let nets: Vec<Net> = Kernel::available()
+        .into_iter()
+        .map(|k| Net::new(&network).with_kernel(k))
+        .collect();
+    let mut n = 0;
+    random_walks(&nets[0], 40, 41, |pos| {
+        let evals: Vec<i32> = nets.iter().map(|net| net.evaluate(pos)).collect();
+        assert!(evals.windows(2).all(|w| w[0] == w[1]), "{evals:?}");
+        assert_eq!(evals[0], nets[0].evaluate(&mirror(pos)), "{}", pos.to_fen());
+        n += 1;
+    });
+    assert!(n > 1000);
+}
+
+/// The position with files a–h swapped (castling and en passant dropped: the features do
+/// not see them).
+fn mirror_files(pos: &Position) -> Position {
+    let fen = pos.to_fen();
+    let mut fields: Vec<&str> = fen.split(' ').collect();
+    let board: Vec<String> = fields[0]
+        .split('/')
+        .map(|rank| {
+            let mut squares = String::new();
+            for ch in rank.chars() {
+                match ch.to_digit(10) {
+                    Some(d) => squares.extend(std::iter::repeat_n('1', d as usize)),
+                    None => squares.push(ch),
+                }
+            }
+            squares.chars().rev().collect()
+        })
+        .collect();
+    let board = board.join("/");
+    fields[0] = &board;
+    fields[2] = "-";
+    fields[3] = "-";
+    Position::from_fen(&fields.join(" ")).unwrap_or_else(|e| panic!("{fen}: {e}"))
+}
+
+/// The sorted feature indices of `perspective` in `pos`.
+fn features(net: &Net, pos: &Position, perspective: Color) -> Vec<usize> {
+    let view: View = net.view(pos, perspective);
+    let mut f: Vec<usize> = pos
+        .occupied()
+        .map(|sq| {
+            let p = pos.piece_on(sq).unwrap();
+            view.index(p.color() == perspective, p.kind(), sq)
+        })
+        .collect();
+    f.sort_unstable();
+    f
+}
+
+#[test]
+fn a_file_mirrored_position_has_the_same_bucketed_features() {
+    let layout = Layout::new(4, 8).unwrap();
+    let net = Net::new(&random_network_of(layout, 16, 51));
+    let plain = Net::new(&random_network(16, 51));
+    let mut n = 0;
+    random_walks(&net, 30, 51, |pos| {
+        let m = mirror_files(pos);
+        for c in Color::ALL {
+            assert_eq!(
+                features(&net, pos, c),
+                features(&net, &m, c),
+                "{}",
+                pos.to_fen()
+            );
+            // Each feature of the mirror is the original's with the square's file flipped,
+            // in the same (mirror-flipped) view.
+            let v = net.view(pos, c);
+            let vm = net.view(&m, c);
+            assert_eq!((v.bucket(), v.mirrored()), (vm.bucket(), !vm.mirrored()));
+            for sq in pos.occupied() {
+                let p = pos.piece_on(sq).unwrap();
+                let msq = crate::types::Square::from_index(sq.index() ^ 7);
+                assert_eq!(
+                    v.index(p.color() == c, p.kind(), sq),
+                    vm.index(p.color() == c, p.kind(), msq)
+                );
+            }
+        }
+        assert_eq!(net.evaluate(pos), net.evaluate(&m));
+        // Without buckets, no mirror: the features differ whenever a piece is off the
+        // middle line (always, with both kings).
+        assert_ne!(
+            features(&plain, pos, Color::White),
+            features(&plain, &m, Color::White)
+        );
+        n += 1;
+    });
+    assert!(n > 500);
+}
+
+/// Today's formula written out for the plain layout (the one before buckets): the embedded
+/// net must evaluate with it exactly.
+fn plain_reference_eval(net: &Network, pos: &Position) -> i32 {
+    use super::network::{feature_index, QA, QB, SCALE};
+    let h = net.hidden;
+    let acc = |perspective: Color| {
+        let mut a = net.feature_bias.clone();
+        for sq in pos.occupied() {
+            let p = pos.piece_on(sq).unwrap();
+            let f = feature_index(perspective, p.color(), p.kind(), sq);
+            for (x, w) in a.iter_mut().zip(&net.feature_weights[f * h..(f + 1) * h]) {
+                *x = x.wrapping_add(*w);
+            }
+        }
+        a
+    };
+    let stm = pos.side_to_move();
+    let (us, them) = (acc(stm), acc(!stm));
+    let mut sum = 0i32;
+    for (a, w) in us.iter().chain(&them).zip(&net.output_weights) {
+        let u = i32::from(*a).clamp(0, QA);
+        sum = sum.wrapping_add(u * u * i32::from(*w));
+    }
+    (i64::from(sum / QA + net.output_bias[0]) * i64::from(SCALE) / i64::from(QA * QB)) as i32
+}
+
+#[test]
+fn the_old_format_default_net_loads_byte_for_byte_and_evaluates_as_before() {
+    let bytes = super::embedded::DEFAULT_NET_BYTES;
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+    let network = Network::from_bytes(bytes).unwrap();
+    assert!(network.layout.is_plain());
+    assert_eq!(
+        network.to_bytes(),
+        bytes,
+        "a plain net is written as version 1"
+    );
+    let net = super::default_net();
+    let mut n = 0;
+    random_walks(&net, 20, 61, |pos| {
+        assert_eq!(net.evaluate(pos), plain_reference_eval(&network, pos));
+        n += 1;
+    });
+    assert!(n > 500);
+}
+
+#[test]
+fn a_bucketed_file_loads_and_a_bad_one_is_refused_without_panic() {
+    let dir = std::env::temp_dir().join(format!("spar-nnue-buckets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = Layout::new(4, 8).unwrap();
+    let network = random_network_of(layout, 16, 71);
+    let good = network.to_bytes();
+    let path = dir.join("bucketed.nnue");
+    std::fs::write(&path, &good).unwrap();
+    let net = Net::load(&path).unwrap();
+    assert_eq!(net.layout(), layout);
+    let pos = Position::from_fen(STARTS[1]).unwrap();
+    assert_eq!(net.evaluate(&pos), Net::new(&network).evaluate(&pos));
+    let short = dir.join("short.nnue");
+    std::fs::write(&short, &good[..good.len() / 2]).unwrap();
+    let err = Net::load(&short).unwrap_err();
+    assert!(
+        err.contains("short.nnue") && err.contains("4 king buckets × 8 output buckets"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn one_stack_serves_a_bucketed_net_then_a_plain_one_then_the_bucketed_again() {
+    let bucketed = Net::new(&random_network_of(Layout::new(8, 4).unwrap(), 16, 81));
+    let plain = Net::new(&random_network(16, 82));
+    let mut stack = AccumulatorStack::new(64);
+    stack.set_width(16);
+    let mut rng = SplitMix64::new(83);
+    for net in [&bucketed, &plain, &bucketed, &plain] {
+        let mut pos = Position::from_fen(STARTS[2]).unwrap();
+        stack.refresh(net, 0, &pos);
+        for ply in 1..40 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let mv = moves.as_slice()[rng.below(moves.len())];
+            stack.push_move(ply, &pos, mv);
+            pos.play_mut(mv);
+            assert_eq!(
+                stack.evaluate(net, ply, pos.side_to_move()),
+                net.evaluate(&pos),
+                "{}",
+                pos.to_fen()
+            );
+        }
+    }
 }

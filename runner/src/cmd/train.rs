@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::nnue::network::{INPUTS, MAX_HIDDEN};
+use engine::nnue::network::{Layout, INPUTS, MAX_HIDDEN};
 
 use crate::error::{CliError, CliResult};
 use crate::files::atomic::write_bytes_atomically;
@@ -29,6 +29,12 @@ const AGREEMENT_POSITIONS: usize = 10_000;
 /// Train an NNUE (768 → H → SCReLU → 1, the engine's layout) on spar datagen positions.
 ///
 ///   spar train --data a.vf b.vf --validation c.vf --out net.nnue
+///   spar train --data a.vf --out net.nnue --king-buckets 4 --output-buckets 8
+///
+/// With --king-buckets K > 1 the first layer has K blocks of 768 inputs, chosen by the own
+/// king's square, the board mirrored so that the king stands on files e–h (K = 4: ranks 1, 2,
+/// 3–4, 5–8 of its side; docs/nnue.md has the maps); --output-buckets O gives the output
+/// layer O sets of weights chosen by the number of pieces. 1 × 1 is the plain net.
 ///
 /// Target: λ·WDL + (1 − λ)·sigmoid(score/400), both from the side to move; loss: mean
 /// (sigmoid(y) − target)², evaluation 400·y centipawns. Dropped: |score| ≥ --max-score (mates),
@@ -55,6 +61,13 @@ pub struct TrainArgs {
     /// Hidden width H (a multiple of 16, 16 to 2048).
     #[arg(long, default_value_t = 128)]
     hidden: usize,
+    /// King buckets of the first layer: 1 (none), 2, 4 (the suggested layout) or 8, by the
+    /// own king's square, with the board mirrored so the king stands on files e–h.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    king_buckets: usize,
+    /// Output buckets by the number of pieces on the board, 1 to 8 (8: one per 4 pieces).
+    #[arg(long, default_value_t = 1, value_name = "O")]
+    output_buckets: usize,
     /// Passes over the data.
     #[arg(long, default_value_t = 10)]
     epochs: u32,
@@ -98,6 +111,12 @@ fn check_args(args: &TrainArgs) -> CliResult {
         return Err(CliError::usage(format!(
             "--hidden {}: the hidden width must be a multiple of 16 from 16 to {MAX_HIDDEN} (e.g. 128)",
             args.hidden
+        )));
+    }
+    if let Err(e) = Layout::new(args.king_buckets, args.output_buckets) {
+        return Err(CliError::usage(format!(
+            "--king-buckets {} --output-buckets {}: {e}",
+            args.king_buckets, args.output_buckets
         )));
     }
     if args.epochs == 0 {
@@ -164,9 +183,15 @@ fn load_checkpoint(path: &Path) -> CliResult<Option<Checkpoint>> {
     })
 }
 
-/// The largest checkpoint read: a network of the largest width with its two AdamW moments
-/// (three 4-byte values per weight), plus room for the header and options.
-const MAX_CHECKPOINT: u64 = 12 * (INPUTS as u64 + 3) * MAX_HIDDEN as u64 + (1 << 20);
+/// The largest checkpoint read: a network of the largest width and layout with its two AdamW
+/// moments (three 4-byte values per weight), plus room for the header and options.
+const MAX_CHECKPOINT: u64 = 12
+    * ((INPUTS * Layout::LARGEST.king_buckets) as u64
+        + 1
+        + 2 * Layout::LARGEST.output_buckets as u64
+        + 1)
+    * MAX_HIDDEN as u64
+    + (1 << 20);
 
 /// Runs `spar train`.
 pub fn run(args: TrainArgs) -> CliResult {
@@ -262,6 +287,8 @@ pub fn run(args: TrainArgs) -> CliResult {
         seed: args.seed,
         max_score: args.max_score,
         positions: train.len() as u64,
+        king_buckets: args.king_buckets,
+        output_buckets: args.output_buckets,
     };
     if let Some(c) = &resume {
         if let Some((flag, was, now)) = c.options.difference(&options) {
@@ -371,8 +398,13 @@ pub fn run(args: TrainArgs) -> CliResult {
         .head(AGREEMENT_POSITIONS)
         .map_err(|e| CliError::failure(format!("reading the packed data: {e}")))?;
     let (mean, max) = quantise::agreement(&trainer.state.net, &net, &sample);
+    let layout = if net.layout.is_plain() {
+        String::new()
+    } else {
+        format!(", {}", net.layout)
+    };
     out.say(format!(
-        "wrote {} (hidden {}); quantised vs float on {} {what} positions: mean |diff| {mean:.2} cp, max {max:.1} cp (tolerance: mean ≤ {MEAN_TOLERANCE_CP} cp)",
+        "wrote {} (hidden {}{layout}); quantised vs float on {} {what} positions: mean |diff| {mean:.2} cp, max {max:.1} cp (tolerance: mean ≤ {MEAN_TOLERANCE_CP} cp)",
         args.out.display(),
         args.hidden,
         sample.len()

@@ -7,6 +7,7 @@
 //! `n`, then `n` `f32` each of weights, first moments, second moments, and an FNV-1a 64 of
 //! every byte before it.
 
+use engine::nnue::network::Layout;
 use serde::{Deserialize, Serialize};
 
 use super::network::FloatNet;
@@ -38,12 +39,27 @@ pub struct RunOptions {
     pub max_score: i16,
     /// Positions kept from the training files.
     pub positions: u64,
+    /// King buckets (1 in a checkpoint of before buckets).
+    #[serde(default = "one")]
+    pub king_buckets: usize,
+    /// Output buckets (1 in a checkpoint of before buckets).
+    #[serde(default = "one")]
+    pub output_buckets: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunOptions {
+    /// The bucket layout, or why this spar cannot train it.
+    pub fn layout(&self) -> Result<Layout, String> {
+        Layout::new(self.king_buckets, self.output_buckets)
+    }
+
     /// The first option that differs from `other`, as `(flag, this value, other value)`.
     pub fn difference(&self, other: &RunOptions) -> Option<(&'static str, String, String)> {
-        let pairs: [(&str, String, String); 9] = [
+        let pairs: [(&str, String, String); 11] = [
             (
                 "--hidden",
                 self.hidden.to_string(),
@@ -67,6 +83,16 @@ impl RunOptions {
                 "--max-score",
                 self.max_score.to_string(),
                 other.max_score.to_string(),
+            ),
+            (
+                "--king-buckets",
+                self.king_buckets.to_string(),
+                other.king_buckets.to_string(),
+            ),
+            (
+                "--output-buckets",
+                self.output_buckets.to_string(),
+                other.output_buckets.to_string(),
             ),
             (
                 "--data (positions kept)",
@@ -153,11 +179,12 @@ impl Checkpoint {
         let epoch = u32_of(take(4)?);
         let steps = u64_of(take(8)?);
         let n = u64_of(take(8)?) as usize;
-        if n != FloatNet::param_count(options.hidden) {
+        let layout = options.layout()?;
+        if n != FloatNet::param_count(options.hidden, layout) {
             return Err(format!(
-                "{n} parameters, a network of width {} has {}",
+                "{n} parameters, a network of width {} and {layout} has {}",
                 options.hidden,
-                FloatNet::param_count(options.hidden)
+                FloatNet::param_count(options.hidden, layout)
             ));
         }
         let mut floats = || -> Result<Vec<f32>, String> {
@@ -175,6 +202,7 @@ impl Checkpoint {
         Ok(Checkpoint {
             net: FloatNet {
                 hidden: options.hidden,
+                layout,
                 params,
             },
             adam: AdamW {
@@ -204,13 +232,15 @@ mod tests {
             seed: 7,
             max_score: 3000,
             positions: 1234,
+            king_buckets: 1,
+            output_buckets: 1,
         }
     }
 
     #[test]
     fn round_trip_is_exact_and_damage_is_refused() {
         let options = options();
-        let net = FloatNet::new(16, 5);
+        let net = FloatNet::new(16, Layout::PLAIN, 5);
         let mut adam = AdamW::new(net.params.len(), 0.01);
         adam.m
             .iter_mut()
@@ -247,5 +277,22 @@ mod tests {
             Some(("--hidden", "16".into(), "32".into()))
         );
         assert_eq!(c.options.difference(&c.options), None);
+        // A bucketed run round-trips too, and names its layout.
+        let mut bucketed = c.clone();
+        bucketed.options.king_buckets = 4;
+        bucketed.options.output_buckets = 8;
+        let layout = bucketed.options.layout().unwrap();
+        bucketed.net = FloatNet::new(16, layout, 5);
+        bucketed.adam = AdamW::new(bucketed.net.params.len(), 0.01);
+        let bytes = bucketed.to_bytes();
+        assert_eq!(Checkpoint::from_bytes(&bytes).unwrap(), bucketed);
+        assert_eq!(
+            c.options.difference(&bucketed.options),
+            Some(("--king-buckets", "1".into(), "4".into()))
+        );
+        // A checkpoint of before buckets (no layout in its options) is a plain run.
+        let old_json = r#"{"hidden":16,"epochs":3,"batch":64,"lr":0.001,"wdl":0.3,"weight_decay":0.01,"seed":7,"max_score":3000,"positions":1234}"#;
+        let old: RunOptions = serde_json::from_str(old_json).unwrap();
+        assert_eq!(old, c.options);
     }
 }

@@ -11,9 +11,10 @@ use std::path::Path;
 
 use data::training::inspect::{detect, FileKind};
 use data::training::{text, viriformat, FormatError, TrainingPosition};
+use engine::nnue::network::{Layout, View};
 use engine::position::Position;
 use engine::rng::{mix_seed, SplitMix64};
-use engine::types::Move;
+use engine::types::{Color, Move, PieceType, Square};
 
 /// Bytes of one packed position.
 pub const PACKED_BYTES: usize = 32;
@@ -81,25 +82,68 @@ impl Packed {
         }
     }
 
-    /// Writes the feature indices of both perspectives (side to move first) and returns how
-    /// many each has. The same indices as [`engine::nnue::network::feature_index`].
+    /// Writes the feature indices of both perspectives (side to move first) in `layout` and
+    /// returns how many each has. The same indices as the engine's
+    /// ([`engine::nnue::network::Layout::view`]; [`engine::nnue::network::feature_index`] for
+    /// the plain layout).
     #[inline(always)]
-    pub fn features(&self, us: &mut [u16; MAX_PIECES], them: &mut [u16; MAX_PIECES]) -> usize {
+    pub fn features(
+        &self,
+        layout: Layout,
+        us: &mut [u16; MAX_PIECES],
+        them: &mut [u16; MAX_PIECES],
+    ) -> usize {
+        let stm = if self.stm == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let (view_us, view_them) = if layout.king_buckets == 1 {
+            (View::plain(stm), View::plain(!stm))
+        } else {
+            let kings = self.kings();
+            (
+                layout.view(stm, kings[stm as usize]),
+                layout.view(!stm, kings[!stm as usize]),
+            )
+        };
         let mut occ = self.occupancy;
-        let flip_us = if self.stm == 0 { 0 } else { 56 };
         let mut n = 0;
         while occ != 0 && n < MAX_PIECES {
-            let sq = occ.trailing_zeros() as u16;
+            let sq = Square::from_index(occ.trailing_zeros() as usize);
             occ &= occ - 1;
-            let nibble = u16::from(self.pieces[n / 2] >> (4 * (n % 2)) & 15);
-            let color = nibble >> 3;
-            let kind = nibble & 7;
-            let own = u16::from(color != u16::from(self.stm));
-            us[n] = own * 384 + kind * 64 + (sq ^ flip_us);
-            them[n] = (1 - own) * 384 + kind * 64 + (sq ^ (56 - flip_us));
+            let nibble = self.pieces[n / 2] >> (4 * (n % 2)) & 15;
+            let own = nibble >> 3 == self.stm;
+            let kind = PieceType::from_index(usize::from(nibble & 7));
+            us[n] = view_us.index(own, kind, sq) as u16;
+            them[n] = view_them.index(!own, kind, sq) as u16;
             n += 1;
         }
         n
+    }
+
+    /// The king squares, White's first (a1 when a side has none, which a legal position
+    /// never lacks).
+    fn kings(&self) -> [Square; 2] {
+        let mut kings = [Square::from_index(0); 2];
+        let mut occ = self.occupancy;
+        let mut n = 0;
+        while occ != 0 && n < MAX_PIECES {
+            let sq = occ.trailing_zeros() as usize;
+            occ &= occ - 1;
+            let nibble = self.pieces[n / 2] >> (4 * (n % 2)) & 15;
+            if nibble & 7 == PieceType::King as u8 {
+                kings[usize::from(nibble >> 3 & 1)] = Square::from_index(sq);
+            }
+            n += 1;
+        }
+        kings
+    }
+
+    /// The output bucket of this position in `layout` (by its number of pieces).
+    #[inline(always)]
+    pub fn output_bucket(&self, layout: Layout) -> usize {
+        layout.output_bucket(self.occupancy.count_ones())
     }
 
     /// The training target: `λ·WDL + (1 − λ)·sigmoid(score / 400)`.
@@ -347,7 +391,7 @@ impl PackedFile {
 mod tests {
     use super::*;
     use engine::nnue::network::feature_index;
-    use engine::types::{Color, GameResult};
+    use engine::types::GameResult;
 
     #[test]
     fn features_match_the_network_indices_and_bytes_round_trip() {
@@ -363,7 +407,7 @@ mod tests {
             assert_eq!(p.score, 50 * stm.sign() as i16);
             assert_eq!(p.wdl, if stm == Color::White { 2 } else { 0 });
             let (mut us, mut them) = ([0; 32], [0; 32]);
-            let n = p.features(&mut us, &mut them);
+            let n = p.features(Layout::PLAIN, &mut us, &mut them);
             let mut want_us = Vec::new();
             let mut want_them = Vec::new();
             for sq in pos.occupied() {
@@ -373,6 +417,31 @@ mod tests {
             }
             assert_eq!(&us[..n], &want_us[..]);
             assert_eq!(&them[..n], &want_them[..]);
+            // Bucketed: the engine's views of each side's own king.
+            let layout = Layout::new(4, 8).unwrap();
+            let n = p.features(layout, &mut us, &mut them);
+            let (vu, vt) = (
+                layout.view(stm, pos.king(stm)),
+                layout.view(!stm, pos.king(!stm)),
+            );
+            let want: Vec<(u16, u16)> = pos
+                .occupied()
+                .map(|sq| {
+                    let piece = pos.piece_on(sq).unwrap();
+                    let own = piece.color() == stm;
+                    (
+                        vu.index(own, piece.kind(), sq) as u16,
+                        vt.index(!own, piece.kind(), sq) as u16,
+                    )
+                })
+                .collect();
+            let got: Vec<(u16, u16)> = us[..n]
+                .iter()
+                .copied()
+                .zip(them[..n].iter().copied())
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(p.output_bucket(layout), 7);
         }
     }
 

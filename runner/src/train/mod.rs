@@ -1,5 +1,6 @@
-//! `spar train`: a CPU trainer of the engine's NNUE (`768 → H → SCReLU → 1`, perspective
-//! network; the layout of [`engine::nnue::network`]).
+//! `spar train`: a CPU trainer of the engine's NNUE (`768·K → H → SCReLU → O`, perspective
+//! network with `K` king buckets and `O` output buckets; the layout of
+//! [`engine::nnue::network`]).
 //!
 //! | module | concern |
 //! |---|---|
@@ -44,11 +45,16 @@ const INIT_SALT: u64 = 0x6e6e_7565_5f69_6e69;
 
 impl Trainer {
     /// A fresh run, or the run of `resume` (whose options must equal `options`; the
+    /// caller checks). The options' layout must be one [`RunOptions::layout`] accepts (the
     /// caller checks).
     pub fn new(options: RunOptions, resume: Option<Checkpoint>, threads: usize) -> Trainer {
+        let layout = options
+            .layout()
+            .expect("the layout was checked with the options");
         let state = resume.unwrap_or_else(|| {
             let net = FloatNet::new(
                 options.hidden,
+                layout,
                 engine::rng::mix_seed(options.seed, INIT_SALT),
             );
             let adam = AdamW::new(net.params.len(), options.weight_decay as f32);
@@ -60,7 +66,7 @@ impl Trainer {
             }
         });
         let grads = (0..threads.max(1))
-            .map(|_| Grads::new(options.hidden))
+            .map(|_| Grads::new(options.hidden, layout))
             .collect();
         Trainer {
             options,
@@ -205,6 +211,8 @@ mod tests {
             seed: 3,
             max_score: 3000,
             positions: positions as u64,
+            king_buckets: 1,
+            output_buckets: 1,
         }
     }
 
@@ -244,6 +252,50 @@ mod tests {
         let q = quantise::quantise(&t.state.net);
         let (mean_diff, _) = quantise::agreement(&t.state.net, &q, &held);
         assert!(mean_diff < quantise::MEAN_TOLERANCE_CP, "{mean_diff}");
+    }
+
+    #[test]
+    fn a_bucketed_net_learns_and_its_quantised_form_agrees() {
+        let dir = tempfile::tempdir().unwrap();
+        let train = synthetic(6000, 5);
+        let held = synthetic(800, 6);
+        let train_file = PackedFile::from_positions(&train, dir.path()).unwrap();
+        let mut o = options(train.len(), 8);
+        o.king_buckets = 4;
+        o.output_buckets = 8;
+        let mut t = Trainer::new(o, None, 2);
+        // 4·768·16 feature weights for 6000 positions: the training loss is what must fall
+        // (generalising is a question of data, not of the bucket code).
+        let start = t.loss(&train_file).unwrap();
+        let stop = AtomicBool::new(false);
+        for _ in 0..8 {
+            t.epoch(&train_file, &stop, |_, _| {}).unwrap().unwrap();
+        }
+        let end = t.loss(&train_file).unwrap();
+        assert!(end < start * 0.5, "loss {start} -> {end}");
+        let q = quantise::quantise(&t.state.net);
+        assert_eq!(q.layout.to_string(), "4 king buckets × 8 output buckets");
+        let (mean_diff, _) = quantise::agreement(&t.state.net, &q, &held);
+        assert!(mean_diff < quantise::MEAN_TOLERANCE_CP, "{mean_diff}");
+        // The engine evaluates the written file as the trainer's quantised evaluator does.
+        let net = engine::nnue::Net::from_bytes(&q.to_bytes()).unwrap();
+        let mut rng = SplitMix64::new(9);
+        let mut pos = Position::startpos();
+        for _ in 0..200 {
+            let moves = pos.legal_moves();
+            if moves.as_slice().is_empty() {
+                pos = Position::startpos();
+                continue;
+            }
+            pos.play_mut(moves.as_slice()[rng.below(moves.as_slice().len())]);
+            let p = Packed::new(&pos, 0, GameResult::Draw);
+            assert_eq!(
+                net.evaluate(&pos),
+                quantise::evaluate(&q, &p),
+                "{}",
+                pos.to_fen()
+            );
+        }
     }
 
     #[test]

@@ -1,18 +1,19 @@
 //! The float network the trainer optimises, its forward pass and its gradient.
 //!
-//! The parameters live in one flat vector, `[feature weights 768·H | feature bias H | output
-//! weights 2H | output bias 1]`, so the optimiser and the checkpoint treat them as one array.
-//! The network is the quantised one of [`engine::nnue::network`] on real numbers:
+//! The parameters live in one flat vector, `[feature weights 768K·H | feature bias H | output
+//! weights O·2H | output biases O]` (`K` king buckets, `O` output buckets: the [`Layout`]), so
+//! the optimiser and the checkpoint treat them as one array. The network is the quantised one
+//! of [`engine::nnue::network`] on real numbers, `b` the output bucket:
 //!
 //! ```text
 //! acc_p = b + Σ_{active features f of perspective p} W[f]       (H values each)
 //! u     = clamp(acc, 0, 1)
-//! y     = Σ u_stm[i]²·w[i] + Σ u_other[i]²·w[H + i] + c
+//! y     = Σ u_stm[i]²·w_b[i] + Σ u_other[i]²·w_b[H + i] + c_b
 //! ```
 //!
 //! evaluation `400·y` centipawns, prediction `sigmoid(y)`, loss `(sigmoid(y) − target)²`.
 
-use engine::nnue::network::INPUTS;
+use engine::nnue::network::{Layout, INPUTS};
 use engine::rng::SplitMix64;
 
 use super::data::{sigmoid, Packed, MAX_PIECES};
@@ -25,6 +26,8 @@ pub const WEIGHT_CLIP: f32 = 1.98;
 pub struct FloatNet {
     /// Hidden width `H`.
     pub hidden: usize,
+    /// The bucket layout.
+    pub layout: Layout,
     /// All parameters, laid out as the module documentation says.
     pub params: Vec<f32>,
 }
@@ -43,11 +46,11 @@ pub struct Grads {
 }
 
 impl Grads {
-    /// Zeroed buffers for a network of width `hidden`.
-    pub fn new(hidden: usize) -> Grads {
+    /// Zeroed buffers for a network of width `hidden` and `layout`.
+    pub fn new(hidden: usize, layout: Layout) -> Grads {
         Grads {
-            values: vec![0.0; FloatNet::param_count(hidden)],
-            touched: vec![false; INPUTS],
+            values: vec![0.0; FloatNet::param_count(hidden, layout)],
+            touched: vec![false; layout.inputs()],
             loss: 0.0,
             acc_us: vec![0.0; hidden],
             acc_them: vec![0.0; hidden],
@@ -56,7 +59,8 @@ impl Grads {
 
     /// Adds `other` into `self` and clears `other` (only touched rows are visited).
     pub fn absorb(&mut self, other: &mut Grads, hidden: usize) {
-        for f in 0..INPUTS {
+        let inputs = self.touched.len();
+        for f in 0..inputs {
             if other.touched[f] {
                 let row = f * hidden..(f + 1) * hidden;
                 for (a, b) in self.values[row.clone()]
@@ -70,7 +74,7 @@ impl Grads {
                 other.touched[f] = false;
             }
         }
-        let tail = INPUTS * hidden..;
+        let tail = inputs * hidden..;
         for (a, b) in self.values[tail.clone()]
             .iter_mut()
             .zip(&mut other.values[tail])
@@ -84,59 +88,70 @@ impl Grads {
 
     /// Clears the gradient after an optimiser step.
     pub fn clear(&mut self, hidden: usize) {
-        for f in 0..INPUTS {
+        let inputs = self.touched.len();
+        for f in 0..inputs {
             if self.touched[f] {
                 self.values[f * hidden..(f + 1) * hidden].fill(0.0);
                 self.touched[f] = false;
             }
         }
-        self.values[INPUTS * hidden..].fill(0.0);
+        self.values[inputs * hidden..].fill(0.0);
         self.loss = 0.0;
     }
 }
 
 impl FloatNet {
-    /// Number of parameters of a network of width `hidden`.
-    pub fn param_count(hidden: usize) -> usize {
-        INPUTS * hidden + hidden + 2 * hidden + 1
+    /// Number of parameters of a network of width `hidden` and `layout`.
+    pub fn param_count(hidden: usize, layout: Layout) -> usize {
+        layout.inputs() * hidden + hidden + layout.output_buckets * (2 * hidden + 1)
     }
 
     /// A network initialised from `seed`: feature weights and biases uniform in ±1/√768,
-    /// output weights uniform in ±1/√(2H), output bias 0.
-    pub fn new(hidden: usize, seed: u64) -> FloatNet {
+    /// output weights uniform in ±1/√(2H), output biases 0 (the plain layout draws the same
+    /// numbers as before buckets existed).
+    pub fn new(hidden: usize, layout: Layout, seed: u64) -> FloatNet {
         let mut rng = SplitMix64::new(seed);
         let mut uniform = |bound: f32| {
             let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
             (2.0 * unit - 1.0) * bound
         };
-        let mut params = Vec::with_capacity(Self::param_count(hidden));
+        let mut params = Vec::with_capacity(Self::param_count(hidden, layout));
         let ft = 1.0 / (INPUTS as f32).sqrt();
-        params.extend((0..INPUTS * hidden + hidden).map(|_| uniform(ft)));
+        params.extend((0..layout.inputs() * hidden + hidden).map(|_| uniform(ft)));
         let out = 1.0 / ((2 * hidden) as f32).sqrt();
-        params.extend((0..2 * hidden).map(|_| uniform(out)));
-        params.push(0.0);
-        FloatNet { hidden, params }
+        params.extend((0..2 * hidden * layout.output_buckets).map(|_| uniform(out)));
+        params.extend(std::iter::repeat_n(0.0, layout.output_buckets));
+        FloatNet {
+            hidden,
+            layout,
+            params,
+        }
     }
 
-    /// Feature weights, `[feature][H]`.
+    /// Start of the feature biases in [`FloatNet::params`].
+    fn bias_start(&self) -> usize {
+        self.layout.inputs() * self.hidden
+    }
+
+    /// Feature weights, `[bucket][feature][H]`.
     pub fn feature_weights(&self) -> &[f32] {
-        &self.params[..INPUTS * self.hidden]
+        &self.params[..self.bias_start()]
     }
 
     /// Feature biases.
     pub fn feature_bias(&self) -> &[f32] {
-        &self.params[INPUTS * self.hidden..INPUTS * self.hidden + self.hidden]
+        &self.params[self.bias_start()..self.bias_start() + self.hidden]
     }
 
-    /// Output weights, side to move first.
+    /// Output weights of every bucket, `[bucket][2H]`, side to move first.
     pub fn output_weights(&self) -> &[f32] {
-        let start = INPUTS * self.hidden + self.hidden;
-        &self.params[start..start + 2 * self.hidden]
+        let start = self.bias_start() + self.hidden;
+        &self.params[start..start + 2 * self.hidden * self.layout.output_buckets]
     }
 
-    /// Output bias.
-    pub fn output_bias(&self) -> f32 {
-        self.params[self.params.len() - 1]
+    /// Output biases, one per bucket.
+    pub fn output_biases(&self) -> &[f32] {
+        &self.params[self.params.len() - self.layout.output_buckets..]
     }
 
     /// Fills both accumulators of `p` (`us`, `them`) and its active features (`fu`, `ft`, from
@@ -151,7 +166,7 @@ impl FloatNet {
         them: &mut [f32],
     ) -> usize {
         let h = self.hidden;
-        let n = p.features(fu, ft);
+        let n = p.features(self.layout, fu, ft);
         let w = self.feature_weights();
         us.copy_from_slice(self.feature_bias());
         them.copy_from_slice(self.feature_bias());
@@ -163,12 +178,12 @@ impl FloatNet {
         n
     }
 
-    /// The output `y` for accumulators `us`, `them`.
+    /// The output `y` for accumulators `us`, `them` in output bucket `bucket`.
     #[inline(always)]
-    fn output(&self, us: &[f32], them: &[f32]) -> f32 {
+    fn output(&self, us: &[f32], them: &[f32], bucket: usize) -> f32 {
         let h = self.hidden;
-        let ow = self.output_weights();
-        screlu_dot(us, &ow[..h]) + screlu_dot(them, &ow[h..]) + self.output_bias()
+        let ow = &self.output_weights()[bucket * 2 * h..(bucket + 1) * 2 * h];
+        screlu_dot(us, &ow[..h]) + screlu_dot(them, &ow[h..]) + self.output_biases()[bucket]
     }
 
     /// The raw output `y` of a position (its evaluation is `400·y` centipawns).
@@ -177,7 +192,7 @@ impl FloatNet {
         let mut them = vec![0.0; self.hidden];
         let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
         self.accumulate(p, &mut fu, &mut ft, &mut us, &mut them);
-        self.output(&us, &them)
+        self.output(&us, &them, p.output_bucket(self.layout))
     }
 
     /// The loss `(sigmoid(y) − target)²` of each position of `batch`, summed.
@@ -186,7 +201,7 @@ impl FloatNet {
         let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
         for p in batch {
             self.accumulate(p, &mut fu, &mut ft, &mut g.acc_us, &mut g.acc_them);
-            let y = self.output(&g.acc_us, &g.acc_them);
+            let y = self.output(&g.acc_us, &g.acc_them, p.output_bucket(self.layout));
             let d = sigmoid(y) - p.target(wdl_weight);
             sum += f64::from(d * d);
         }
@@ -197,13 +212,16 @@ impl FloatNet {
     /// loss.
     pub fn backward(&self, batch: &[Packed], wdl_weight: f32, scale: f32, g: &mut Grads) {
         let h = self.hidden;
-        let ft_len = INPUTS * h;
-        let ow = self.output_weights();
+        let ft_len = self.bias_start();
+        let buckets = self.layout.output_buckets;
+        let all_ow = self.output_weights();
         let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
         for p in batch {
             let n = self.accumulate(p, &mut fu, &mut ft, &mut g.acc_us, &mut g.acc_them);
             let (us, them) = (&mut g.acc_us, &mut g.acc_them);
-            let y = self.output(us, them);
+            let bucket = p.output_bucket(self.layout);
+            let y = self.output(us, them, bucket);
+            let ow = &all_ow[bucket * 2 * h..(bucket + 1) * 2 * h];
             let s = sigmoid(y);
             let d = s - p.target(wdl_weight);
             g.loss += f64::from(d * d);
@@ -211,8 +229,9 @@ impl FloatNet {
             let gy = 2.0 * d * s * (1.0 - s) * scale;
             let (values, tail) = g.values.split_at_mut(ft_len);
             let (bias_g, rest) = tail.split_at_mut(h);
-            let (ow_g, ob_g) = rest.split_at_mut(2 * h);
-            ob_g[0] += gy;
+            let (all_ow_g, ob_g) = rest.split_at_mut(2 * h * buckets);
+            ob_g[bucket] += gy;
+            let ow_g = &mut all_ow_g[bucket * 2 * h..(bucket + 1) * 2 * h];
             // Output weights, then turn the accumulators into their gradients in place.
             output_grad(us, &ow[..h], &mut ow_g[..h], gy);
             output_grad(them, &ow[h..], &mut ow_g[h..], gy);
@@ -290,36 +309,45 @@ mod tests {
 
     #[test]
     fn gradient_matches_finite_differences() {
-        let mut net = FloatNet::new(16, 3);
+        gradient_check(Layout::PLAIN);
+        gradient_check(Layout::new(4, 8).unwrap());
+    }
+
+    fn gradient_check(layout: Layout) {
+        let mut net = FloatNet::new(16, layout, 3);
         // Larger output weights and a spread of accumulators inside (0, 1).
         let h = net.hidden;
-        let start = INPUTS * h + h;
-        for i in 0..2 * h {
+        let inputs = layout.inputs();
+        let start = inputs * h + h;
+        for i in 0..2 * h * layout.output_buckets {
             net.params[start + i] *= 8.0;
         }
         for i in 0..h {
-            net.params[INPUTS * h + i] = 0.3 + 0.02 * i as f32;
+            net.params[inputs * h + i] = 0.3 + 0.02 * i as f32;
         }
         let batch = sample();
-        let mut g = Grads::new(h);
+        let mut g = Grads::new(h, layout);
         net.backward(&batch, 0.4, 1.0, &mut g);
         let loss = |n: &FloatNet| {
-            let mut scratch = Grads::new(h);
+            let mut scratch = Grads::new(h, layout);
             n.loss(&batch, 0.4, &mut scratch)
         };
         let (us, _) = {
             let (mut a, mut b) = ([0; 32], [0; 32]);
-            batch[0].features(&mut a, &mut b);
+            batch[0].features(layout, &mut a, &mut b);
             (a, b)
         };
         let f = usize::from(us[0]);
+        // The output layer of the first position's bucket.
+        let b = batch[0].output_bucket(layout);
+        let out = start + b * 2 * h;
         for idx in [
             f * h + 3,
             f * h + 7,
-            INPUTS * h + 5,
-            start + 2,
-            start + h + 9,
-            net.params.len() - 1,
+            inputs * h + 5,
+            out + 2,
+            out + h + 9,
+            net.params.len() - layout.output_buckets + b,
         ] {
             let eps = 1e-3;
             let mut plus = net.clone();

@@ -19,6 +19,7 @@ pub fn quantise(net: &FloatNet) -> Network {
     let max = f32::from(MAX_OUTPUT_WEIGHT);
     Network {
         hidden: net.hidden,
+        layout: net.layout,
         feature_weights: net
             .feature_weights()
             .iter()
@@ -34,17 +35,23 @@ pub fn quantise(net: &FloatNet) -> Network {
             .iter()
             .map(|w| (w * qb).round().clamp(-max, max) as i16)
             .collect(),
-        output_bias: (f64::from(net.output_bias()) * f64::from(QA * QB)).round() as i32,
+        output_bias: net
+            .output_biases()
+            .iter()
+            .map(|b| (f64::from(*b) * f64::from(QA * QB)).round() as i32)
+            .collect(),
     }
 }
 
-/// The quantised evaluation of `p` in centipawns (side to move):
-/// `sum = Σ u_us²·w + Σ u_them²·w'` in i32 with `u = clamp(acc, 0, QA)`, then
-/// `(sum / QA + bias) · SCALE / (QA · QB)`.
+/// The quantised evaluation of `p` in centipawns (side to move), `b` its output bucket:
+/// `sum = Σ u_us²·w_b + Σ u_them²·w_b'` in i32 with `u = clamp(acc, 0, QA)`, then
+/// `(sum / QA + bias_b) · SCALE / (QA · QB)`.
 pub fn evaluate(net: &Network, p: &Packed) -> i32 {
     let h = net.hidden;
     let (mut fu, mut ft) = ([0u16; MAX_PIECES], [0u16; MAX_PIECES]);
-    let n = p.features(&mut fu, &mut ft);
+    let n = p.features(net.layout, &mut fu, &mut ft);
+    let bucket = p.output_bucket(net.layout);
+    let ow = &net.output_weights[bucket * 2 * h..(bucket + 1) * 2 * h];
     let mut us: Vec<i16> = net.feature_bias.clone();
     let mut them: Vec<i16> = net.feature_bias.clone();
     for (&a, &b) in fu[..n].iter().zip(&ft[..n]) {
@@ -55,17 +62,15 @@ pub fn evaluate(net: &Network, p: &Packed) -> i32 {
         }
     }
     let mut sum: i32 = 0;
-    for (acc, w) in [
-        (&us, &net.output_weights[..h]),
-        (&them, &net.output_weights[h..]),
-    ] {
+    for (acc, w) in [(&us, &ow[..h]), (&them, &ow[h..])] {
         for (&a, &w) in acc.iter().zip(w) {
             let u = i32::from(a).clamp(0, QA);
             // u·w fits an i16 (|w| ≤ 127), as the engine's SIMD path relies on.
             sum = sum.wrapping_add(u * i32::from(w) * u);
         }
     }
-    let eval = i64::from(sum / QA + net.output_bias) * i64::from(SCALE) / i64::from(QA * QB);
+    let eval =
+        i64::from(sum / QA + net.output_bias[bucket]) * i64::from(SCALE) / i64::from(QA * QB);
     eval as i32
 }
 
@@ -87,30 +92,45 @@ pub fn agreement(float: &FloatNet, quantised: &Network, positions: &[Packed]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::nnue::network::Layout;
     use engine::position::Position;
     use engine::types::GameResult;
 
     #[test]
     fn quantised_evaluation_follows_the_float_one() {
-        let mut net = FloatNet::new(32, 9);
+        for layout in [
+            Layout::PLAIN,
+            Layout::new(4, 8).unwrap(),
+            Layout::new(8, 2).unwrap(),
+        ] {
+            quantised_follows(layout);
+        }
+    }
+
+    /// The float net, its quantised form, the trainer's evaluator and the engine's inference
+    /// agree on positions of every output bucket, kings on both wings.
+    fn quantised_follows(layout: Layout) {
+        let mut net = FloatNet::new(32, layout, 9);
         // Make the output matter: spread biases inside (0, 1) and larger output weights.
         let h = net.hidden;
-        let inputs = engine::nnue::network::INPUTS;
+        let inputs = layout.inputs();
         for i in 0..h {
             net.params[inputs * h + i] = 0.2 + 0.02 * i as f32;
         }
         let start = inputs * h + h;
-        for i in 0..2 * h {
-            net.params[start + i] = ((i as f32 * 0.37).sin() * 1.5).clamp(-1.98, 1.98);
+        let biases = net.params.len() - layout.output_buckets;
+        for i in start..biases {
+            net.params[i] = (((i - start) as f32 * 0.37).sin() * 1.5).clamp(-1.98, 1.98);
         }
-        let last = net.params.len() - 1;
-        net.params[last] = 0.1;
+        for (b, i) in (biases..net.params.len()).enumerate() {
+            net.params[i] = 0.1 - 0.03 * b as f32;
+        }
         // Weights on the quantisation grid: the two evaluations differ only by the integer
         // divisions.
         for (i, w) in net.params.iter_mut().enumerate() {
             let scale = if i < start {
                 QA as f32
-            } else if i < last {
+            } else if i < biases {
                 QB as f32
             } else {
                 (QA * QB) as f32
@@ -120,18 +140,27 @@ mod tests {
         let q = quantise(&net);
         let bytes = q.to_bytes();
         assert_eq!(Network::from_bytes(&bytes).unwrap(), q);
-        let positions: Vec<Packed> = [
+        let fens = [
             "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
             "8/8/4k3/8/1Q6/8/4K3/8 w - - 0 1",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
-        ]
-        .iter()
-        .map(|f| Packed::new(&Position::from_fen(f).unwrap(), 0, GameResult::Draw))
-        .collect();
+            "2kr3r/ppp2ppp/2n5/8/8/2N5/PPP2PPP/1K1R3R b - - 0 1",
+            "6k1/5ppp/8/8/8/8/r4PPP/1R4K1 w - - 0 1",
+        ];
+        let positions: Vec<Packed> = fens
+            .iter()
+            .map(|f| Packed::new(&Position::from_fen(f).unwrap(), 0, GameResult::Draw))
+            .collect();
         let (mean, max) = agreement(&net, &q, &positions);
         let evals: Vec<f32> = positions.iter().map(|p| net.forward(p) * 400.0).collect();
-        assert!(evals.iter().any(|e| e.abs() > 50.0), "{evals:?}");
-        assert!(max < 1.0, "{mean} {max}");
+        assert!(evals.iter().any(|e| e.abs() > 50.0), "{layout}: {evals:?}");
+        assert!(max < 1.0, "{layout}: {mean} {max}");
+        // The engine's inference of the written file gives the trainer's evaluation exactly.
+        let engine_net = engine::nnue::Net::from_bytes(&bytes).unwrap();
+        for (fen, p) in fens.iter().zip(&positions) {
+            let pos = Position::from_fen(fen).unwrap();
+            assert_eq!(engine_net.evaluate(&pos), evaluate(&q, p), "{layout} {fen}");
+        }
     }
 }
