@@ -258,14 +258,8 @@ pub fn play_game(
             return finish(outcome, termination, reason, played, nodes);
         }
         // Tablebase adjudication comes first among the adjudications (its result is exact).
-        if let Some((outcome, reason)) = adjudicator.position(&pos) {
-            return finish(
-                outcome,
-                Termination::TablebaseAdjudication,
-                reason,
-                played,
-                nodes,
-            );
+        if let Some((outcome, termination, reason)) = tablebase_end(adjudicator, &pos) {
+            return finish(outcome, termination, reason, played, nodes);
         }
         if let Some(max) = setup.max_moves {
             let engine_plies = played.iter().filter(|m| !m.book).count() as u32;
@@ -347,14 +341,8 @@ pub fn play_game(
         if verdict.is_some() {
             // Where the tables cover the position they come before the score rules, as in
             // fastchess (their result is exact). Without `--tb` this never ends a game.
-            if let Some((outcome, reason)) = adjudicator.position(&pos) {
-                return finish(
-                    outcome,
-                    Termination::TablebaseAdjudication,
-                    reason,
-                    played,
-                    nodes,
-                );
+            if let Some((outcome, termination, reason)) = tablebase_end(adjudicator, &pos) {
+                return finish(outcome, termination, reason, played, nodes);
             }
         }
         match verdict {
@@ -454,6 +442,16 @@ fn search_limits(lim: &MoveLimits, clocks: &[Clock; 2], side: Color) -> Limits {
         limits.movestogo = tc.moves.map(|m| m - clocks[side as usize].moves_in_period);
     }
     limits
+}
+
+/// `adjudicator`'s tablebase verdict on `pos`, as a game end.
+fn tablebase_end(
+    adjudicator: &mut dyn Adjudicator,
+    pos: &Position,
+) -> Option<(GameResult, Termination, String)> {
+    adjudicator
+        .position(pos)
+        .map(|(outcome, reason)| (outcome, Termination::TablebaseAdjudication, reason))
 }
 
 /// Game end by the rules: mate, stalemate, insufficient material, fifty moves, threefold.
