@@ -4,6 +4,8 @@
 //! and one function, [`esc`], used everywhere, is easier to audit than a template
 //! language's rules of when it escapes.
 
+pub use crate::serve::accounts::page::Page;
+
 /// Text made safe for HTML element content and for attribute values in double or single
 /// quotes.
 pub fn esc(text: &str) -> String {
@@ -21,13 +23,15 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-/// Where the navigation's account links go: the accounts guard puts them there on a
-/// server with accounts (`serve/accounts/guard.rs`); without accounts it stays an HTML
+/// Where the navigation's account links go: on a server with accounts the page's
+/// [`Page`] puts them there (`serve/accounts/page.rs`); without accounts it stays an HTML
 /// comment.
 pub const ACCOUNT_MARK: &str = "<!--account-->";
 
-/// A whole page: `title` (escaped here), `body` (already HTML), an optional inline script.
-pub fn layout(title: &str, body: &str, script: &str) -> String {
+/// A whole page for its caller (`page`: the account links): `title` (escaped here), `body`
+/// (already HTML, its POST forms opened with [`Page::csrf_field`]), an optional inline
+/// script.
+pub fn layout(page: &Page, title: &str, body: &str, script: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -36,9 +40,10 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
          <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
          <a href=\"/engines\">engines</a> · <a href=\"/nets\">nets</a> · \
          <a href=\"/machines\">machines</a> · <a href=\"/events\">events</a> · \
-         <a href=\"/actions\">actions</a>{ACCOUNT_MARK}</nav>\
+         <a href=\"/actions\">actions</a>{links}</nav>\
          <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
         t = esc(title),
+        links = page.links(),
     )
 }
 
@@ -99,7 +104,7 @@ mod tests {
 
     #[test]
     fn the_title_is_escaped_in_the_layout() {
-        let page = layout("<b>x</b>", "", "");
+        let page = layout(&Page::default(), "<b>x</b>", "", "");
         assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; · spar serve</title>"));
         assert!(!page.contains("<b>x</b>"));
     }
