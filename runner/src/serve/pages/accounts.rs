@@ -1,6 +1,6 @@
 //! The accounts' pages: sign in, sign up, an account's page with its API tokens, and the
-//! admin's users page. Every POST form here gets its CSRF field from the accounts guard,
-//! as every other page's does.
+//! admin's users page. Every POST form here opens with its CSRF field
+//! ([`Page::csrf_field`]), as every other page's does.
 
 use super::html::{esc, layout, time, Page};
 use crate::serve::accounts::ROLES;
