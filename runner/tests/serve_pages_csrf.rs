@@ -16,7 +16,10 @@ use serve_common::{client, tiny_engine, Reply, Server, LITTLE_MATCH};
 
 /// The words of a little match as the index's form posts them.
 fn little_match() -> String {
-    format!("kind=sprt&words={}", LITTLE_MATCH.join("+").replace('=', "%3D"))
+    format!(
+        "kind=sprt&words={}",
+        LITTLE_MATCH.join("+").replace('=', "%3D")
+    )
 }
 
 /// The `href="/…"` links of a page (entities undone, no fragment), but downloads, the API
@@ -45,7 +48,10 @@ fn faults(page: &str, csrf: &str, name: &str, admin: bool) -> Vec<String> {
         let tag = &lower[at..end];
         let post = tag.contains("method=\"post\"") || tag.contains("method=post");
         if post && !page[end..].starts_with(&field) {
-            out.push(format!("a POST form without the CSRF field: {}", &page[at..end]));
+            out.push(format!(
+                "a POST form without the CSRF field: {}",
+                &page[at..end]
+            ));
         }
         from = end;
     }
@@ -74,7 +80,11 @@ fn crawl(s: &Server, who: &Session) -> Vec<(String, Reply)> {
     let mut pages = Vec::new();
     while let Some(path) = queue.pop_front() {
         let r = get(s, &path, Some(&who.cookie));
-        if !r.head.to_ascii_lowercase().contains("content-type: text/html") {
+        if !r
+            .head
+            .to_ascii_lowercase()
+            .contains("content-type: text/html")
+        {
             continue;
         }
         for l in links(&r.body) {
@@ -104,7 +114,12 @@ fn busy_server(dir: &Path) -> (Server, Session, Session) {
     let root = Session::new(&s, "root");
     let token = root.token(&s);
     accepted(&s, &root, "carl", "user");
-    let r = form(&s, "/signup", None, &format!("name=bob&password={PASSWORD}"));
+    let r = form(
+        &s,
+        "/signup",
+        None,
+        &format!("name=bob&password={PASSWORD}"),
+    );
     assert_eq!(r.code, 200, "{r:?}");
     let carl = Session::new(&s, "carl");
     let repo = dir.join("repo");
@@ -112,10 +127,14 @@ fn busy_server(dir: &Path) -> (Server, Session, Session) {
     let body = serde_json::json!({"name": "tiny", "repo": repo.to_str().unwrap()}).to_string();
     let (code, v) = api(&s, "POST", "/api/engines", &token, &body);
     assert_eq!(code, 201, "{v}");
-    let net = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/nets/default.nnue"))
-        .expect("the committed net");
+    let net =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/nets/default.nnue"))
+            .expect("the committed net");
     let answer = client()
-        .post(format!("{}/api/nets?name=first&engine=tiny", s.url().trim_end_matches('/')))
+        .post(format!(
+            "{}/api/nets?name=first&engine=tiny",
+            s.url().trim_end_matches('/')
+        ))
         .header("Authorization", format!("Bearer {token}"))
         .send(&net[..])
         .unwrap();
@@ -134,8 +153,17 @@ fn every_page_renders_the_csrf_field_in_each_post_form_and_the_account_links() {
     let pages = crawl(&s, &root);
     let paths: BTreeSet<&str> = pages.iter().map(|(p, _)| p.as_str()).collect();
     for needed in [
-        "/", "/search", "/runs/1", "/runs/2", "/engines", "/nets", "/machines", "/events",
-        "/actions", "/account", "/users",
+        "/",
+        "/search",
+        "/runs/1",
+        "/runs/2",
+        "/engines",
+        "/nets",
+        "/machines",
+        "/events",
+        "/actions",
+        "/account",
+        "/users",
     ] {
         assert!(paths.contains(needed), "{needed} not reached: {paths:?}");
     }

@@ -138,10 +138,13 @@ pub fn who(name: Option<&str>) -> &str {
 
 /// Records an action now (a failure to record it is only reported on stderr).
 pub fn record(store: &Store, by: Option<&str>, action: Action, target: Target, detail: &str) {
-    let _ = store.blocking(|db| {
+    let recorded = store.blocking(|db| {
         record_in(db, by, action, target, detail);
         Ok::<(), String>(())
     });
+    if let Err(e) = recorded {
+        eprintln!("spar serve: actions log: {e}");
+    }
 }
 
 /// [`record`], for work on the database already (inside a [`Store`] closure).

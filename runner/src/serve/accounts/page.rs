@@ -74,19 +74,22 @@ fn account_links(caller: &Caller, csrf: &str) -> String {
     }
 }
 
-/// The caller the guard found (a 500 when the guard did not run: a route outside it).
-fn found(parts: &Parts) -> Result<Caller, Response> {
-    parts.extensions.get::<Caller>().cloned().ok_or_else(|| {
-        let m = "the request passed no accounts guard (a route outside the router's layers)";
-        (StatusCode::INTERNAL_SERVER_ERROR, m).into_response()
-    })
+/// The caller the guard found.
+fn found(parts: &Parts) -> Option<Caller> {
+    parts.extensions.get::<Caller>().cloned()
+}
+
+/// The answer when the guard did not run (a route outside the router's layers).
+fn unguarded() -> Response {
+    let m = "the request passed no accounts guard (a server bug: report it)";
+    (StatusCode::INTERNAL_SERVER_ERROR, m).into_response()
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        found(parts)
+        found(parts).ok_or_else(unguarded)
     }
 }
 
@@ -94,7 +97,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Page {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        found(parts).map(|c| Page::of(&c))
+        found(parts).map(|c| Page::of(&c)).ok_or_else(unguarded)
     }
 }
 

@@ -90,7 +90,7 @@ fn set_excluded(st: &AppState, caller: &Caller, name: &str, excluded: bool) -> R
                 "included again: runs may play on it"
             };
             action_log::record_in(
-                &db,
+                db,
                 caller.name(),
                 Action::MachineExclude,
                 Target::Machine(name),

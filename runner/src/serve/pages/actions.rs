@@ -95,7 +95,7 @@ mod tests {
             user: "\"><b>".into(),
             ..ActionFilter::default()
         };
-        let html = page(&f, &[row], Some("<i>bad</i>"));
+        let html = page(&Page::default(), &f, &[row], Some("<i>bad</i>"));
         assert!(html.contains("&lt;ann&gt;") && html.contains("&lt;script&gt;"));
         assert!(html.contains("value=\"&quot;&gt;&lt;b&gt;\""), "{html}");
         assert!(html.contains("&lt;i&gt;bad&lt;/i&gt;"));

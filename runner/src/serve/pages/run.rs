@@ -10,7 +10,8 @@ use crate::serve::live::Live;
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
 /// line, the cores its child has now, and its own `sections` (HTML, may be empty): its
 /// registered engines' commits and diff, then its kind's (a tune's trajectories, a
-/// report's tables).
+/// report's tables). `page`: the caller's account links and CSRF field.
+#[allow(clippy::too_many_arguments)]
 pub fn page(
     page: &Page,
     run: &Run,
