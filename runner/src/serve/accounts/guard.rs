@@ -31,9 +31,8 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 
-use super::page::Page;
 use super::{csrf_of, same_origin, token_hash, Caller, COOKIE};
-use crate::serve::pages::html::{esc, layout};
+use crate::serve::pages::html::{esc, layout, Page};
 use crate::serve::state::Shared;
 
 /// The largest form body read for its CSRF field.

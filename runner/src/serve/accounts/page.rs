@@ -10,17 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::Caller;
-use crate::serve::pages::html::{esc, ACCOUNT_MARK};
-
-/// The caller's account links and CSRF token, as a page renders them.
-#[derive(Clone, Debug, Default)]
-pub struct Page {
-    /// The navigation's account links (`None`: a server without accounts, whose layout
-    /// keeps [`ACCOUNT_MARK`]).
-    links: Option<String>,
-    /// The session's CSRF token (a signed-in session only).
-    csrf: Option<String>,
-}
+use crate::serve::pages::html::{csrf_field, esc, Page};
 
 impl Page {
     /// The page context of `caller`.
@@ -28,32 +18,9 @@ impl Page {
         let csrf = caller.csrf.clone().filter(|_| caller.accounts);
         let links = caller
             .accounts
-            .then(|| account_links(caller, &field(csrf.as_deref())));
-        Page { links, csrf }
+            .then(|| account_links(caller, &csrf_field(csrf.as_deref())));
+        Page::new(links, csrf)
     }
-
-    /// What the layout puts at the end of the navigation.
-    pub fn links(&self) -> &str {
-        self.links.as_deref().unwrap_or(ACCOUNT_MARK)
-    }
-
-    /// The session's CSRF token.
-    pub fn csrf(&self) -> Option<&str> {
-        self.csrf.as_deref()
-    }
-
-    /// The hidden CSRF field that opens every `<form method="post">` of a page (empty
-    /// without a signed-in session).
-    pub fn csrf_field(&self) -> String {
-        field(self.csrf.as_deref())
-    }
-}
-
-/// `<input type="hidden" name="csrf" value="TOKEN">`, or nothing.
-fn field(csrf: Option<&str>) -> String {
-    csrf.map_or(String::new(), |t| {
-        format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(t))
-    })
 }
 
 /// The navigation's account links: the account, the users page for an admin, sign out (a
@@ -105,6 +72,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Page {
 mod tests {
     use super::*;
     use crate::serve::db::users::User;
+    use crate::serve::pages::html::ACCOUNT_MARK;
 
     fn user(name: &str, role: &str) -> User {
         User {

@@ -13,8 +13,8 @@ use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::guard::refuse_for;
-use super::page::Page;
 use super::Caller;
+use crate::serve::pages::html::Page;
 use crate::serve::state::Shared;
 
 /// The id of the run a request's path names, checked to be a plain decimal number.

@@ -1,10 +1,9 @@
 //! The one escaping function every page uses for every piece of text it did not write
-//! itself (words, notes, file names, stderr lines, status lines), and the page layout.
+//! itself (words, notes, file names, stderr lines, status lines), and the page layout with
+//! its [`Page`]: the caller's account links and the CSRF field of each POST form.
 //! Pages are written by hand rather than with a template crate: they are few and small,
 //! and one function, [`esc`], used everywhere, is easier to audit than a template
 //! language's rules of when it escapes.
-
-pub use crate::serve::accounts::page::Page;
 
 /// Text made safe for HTML element content and for attribute values in double or single
 /// quotes.
@@ -27,6 +26,47 @@ pub fn esc(text: &str) -> String {
 /// [`Page`] puts them there (`serve/accounts/page.rs`); without accounts it stays an HTML
 /// comment.
 pub const ACCOUNT_MARK: &str = "<!--account-->";
+
+/// What a page shows of its caller: the navigation's account links and the session's CSRF
+/// token (made from the caller by `serve/accounts/page.rs`, where it is also an extractor).
+#[derive(Clone, Debug, Default)]
+pub struct Page {
+    /// The navigation's account links (`None`: a server without accounts, whose layout
+    /// keeps [`ACCOUNT_MARK`]).
+    links: Option<String>,
+    /// The session's CSRF token (a signed-in session only).
+    csrf: Option<String>,
+}
+
+impl Page {
+    /// A page context: the account links (`None`: none, the mark stays) and the CSRF token.
+    pub fn new(links: Option<String>, csrf: Option<String>) -> Page {
+        Page { links, csrf }
+    }
+
+    /// What the layout puts at the end of the navigation.
+    pub fn links(&self) -> &str {
+        self.links.as_deref().unwrap_or(ACCOUNT_MARK)
+    }
+
+    /// The session's CSRF token.
+    pub fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+
+    /// The hidden CSRF field that opens every `<form method="post">` of a page (empty
+    /// without a signed-in session).
+    pub fn csrf_field(&self) -> String {
+        csrf_field(self.csrf.as_deref())
+    }
+}
+
+/// `<input type="hidden" name="csrf" value="TOKEN">`, or nothing.
+pub fn csrf_field(csrf: Option<&str>) -> String {
+    csrf.map_or(String::new(), |t| {
+        format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(t))
+    })
+}
 
 /// A whole page for its caller (`page`: the account links): `title` (escaped here), `body`
 /// (already HTML, its POST forms opened with [`Page::csrf_field`]), an optional inline
