@@ -5,10 +5,10 @@
 //! and dates ([`window`]).
 
 use std::fmt;
-use std::sync::Mutex;
 
 use super::db::action_log::ActionFilter;
 use super::db::Db;
+use super::store::Store;
 
 /// The kinds of action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,11 +137,17 @@ pub fn who(name: Option<&str>) -> &str {
 }
 
 /// Records an action now (a failure to record it is only reported on stderr).
-pub fn record(db: &Mutex<Db>, by: Option<&str>, action: Action, target: Target, detail: &str) {
-    record_in(&db.lock().expect("db lock"), by, action, target, detail);
+pub fn record(store: &Store, by: Option<&str>, action: Action, target: Target, detail: &str) {
+    let recorded = store.blocking(|db| {
+        record_in(db, by, action, target, detail);
+        Ok::<(), String>(())
+    });
+    if let Err(e) = recorded {
+        eprintln!("spar serve: actions log: {e}");
+    }
 }
 
-/// [`record`], for a caller that holds the database's lock already.
+/// [`record`], for work on the database already (inside a [`Store`] closure).
 pub fn record_in(db: &Db, by: Option<&str>, action: Action, target: Target, detail: &str) {
     let stored = db.add_action(who(by), action.name(), &target.to_string(), detail);
     if let Err(e) = stored {

@@ -118,7 +118,7 @@ fn waits(st: &AppState, owner: Option<&str>) -> Result<bool, Refusal> {
     let Some(name) = owner else {
         return Ok(false);
     };
-    let user = st.db.lock().expect("db lock").user(name)?;
+    let user = st.store.blocking(|db| db.user(name))?;
     Ok(user.is_none_or(|u| u.role == "user" && !u.trusted))
 }
 
@@ -170,31 +170,31 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     // Stored with its engines as named and marked unbuilt as one unit of the database (and
     // under one lock: the scheduler never sees it built before its engines are, a crash
     // never leaves it half stored).
-    let db = st.db.lock().expect("db lock");
-    let run = db.atomically(|db| {
-        let run = db.insert(
-            &NewRun {
-                kind: &s.kind,
-                words: &words,
-                priority,
-                throughput,
-                note: &note,
-                cwd: &st.cwd,
-                owner: s.owner.as_deref(),
-                waits,
-            },
-            |id| claim_dir(st, id),
-        )?;
-        if !engines.is_empty() {
-            db.mark_unbuilt(run.id)?;
-            db.insert_run_engines(run.id, &engines)?;
-        }
-        if !nets.is_empty() {
-            db.insert_run_nets(run.id, &nets)?;
-        }
-        Ok(run)
+    let run = st.store.blocking(|db| {
+        db.atomically(|db| {
+            let run = db.insert(
+                &NewRun {
+                    kind: &s.kind,
+                    words: &words,
+                    priority,
+                    throughput,
+                    note: &note,
+                    cwd: &st.cwd,
+                    owner: s.owner.as_deref(),
+                    waits,
+                },
+                |id| claim_dir(st, id),
+            )?;
+            if !engines.is_empty() {
+                db.mark_unbuilt(run.id)?;
+                db.insert_run_engines(run.id, &engines)?;
+            }
+            if !nets.is_empty() {
+                db.insert_run_nets(run.id, &nets)?;
+            }
+            Ok(run)
+        })
     })?;
-    drop(db);
     let then = if waits {
         ": it waits for an approver"
     } else {
@@ -227,7 +227,7 @@ pub fn approve(st: &AppState, id: i64, caller: &Caller) -> Result<Run, Refusal> 
             "run {id}: only an approver or an admin approves runs (ask an admin for the role)"
         )));
     };
-    let owner = st.db.lock().expect("db lock").run_owner(id)?.flatten();
+    let owner = st.store.blocking(|db| db.run_owner(id))?.flatten();
     if owner.as_deref() == Some(user.name.as_str()) {
         return Err(Refusal::Forbidden(format!(
             "run {id} is yours: another approver or an admin must approve it"
@@ -242,7 +242,7 @@ pub fn approve(st: &AppState, id: i64, caller: &Caller) -> Result<Run, Refusal> 
             run.state
         )));
     }
-    if st.db.lock().expect("db lock").approve(id, &user.name)? {
+    if st.store.blocking(|db| db.approve(id, &user.name))? {
         event(
             st,
             id,
@@ -257,7 +257,7 @@ pub fn approve(st: &AppState, id: i64, caller: &Caller) -> Result<Run, Refusal> 
 
 /// The run `id`, not deleted.
 pub fn get(st: &AppState, id: i64) -> Result<Run, Refusal> {
-    match st.db.lock().expect("db lock").get(id)? {
+    match st.store.blocking(|db| db.get(id))? {
         Some(r) if !r.deleted => Ok(r),
         _ => Err(Refusal::NotFound(format!("no run {id}"))),
     }
@@ -272,10 +272,7 @@ pub fn stop(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> {
             run.state
         )));
     }
-    st.db
-        .lock()
-        .expect("db lock")
-        .set_state(id, State::Stopped)?;
+    st.store.blocking(|db| db.set_state(id, State::Stopped))?;
     event(
         st,
         id,
@@ -296,10 +293,7 @@ pub fn resume(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> 
             run.state
         )));
     }
-    st.db
-        .lock()
-        .expect("db lock")
-        .set_state(id, State::Queued)?;
+    st.store.blocking(|db| db.set_state(id, State::Queued))?;
     event(
         st,
         id,
@@ -318,7 +312,7 @@ pub fn resume(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> 
 pub fn priority(st: &AppState, id: i64, p: i64, t: i64, by: Option<&str>) -> Result<Run, Refusal> {
     get(st, id)?;
     check_schedule(p, t)?;
-    st.db.lock().expect("db lock").set_priority(id, p, t)?;
+    st.store.blocking(|db| db.set_priority(id, p, t))?;
     event(
         st,
         id,
@@ -337,7 +331,7 @@ pub fn note(st: &AppState, id: i64, note: &str, by: Option<&str>) -> Result<Run,
     if note.len() > MAX_NOTE {
         return Err(Refusal::Bad(format!("a note has at most {MAX_NOTE} bytes")));
     }
-    st.db.lock().expect("db lock").set_note(id, note)?;
+    st.store.blocking(|db| db.set_note(id, note))?;
     log(st, by, Action::Note, id, &format!("{} bytes", note.len()));
     get(st, id)
 }
@@ -355,7 +349,7 @@ pub fn delete(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> 
         n += 1;
     }
     let shown = target.to_string_lossy().into_owned();
-    st.db.lock().expect("db lock").set_deleted(id, &shown)?;
+    st.store.blocking(|db| db.set_deleted(id, &shown))?;
     st.sched.wake();
     let until = Instant::now() + Duration::from_secs(90);
     while st.sched.has_child(id) && Instant::now() < until {
@@ -379,8 +373,8 @@ pub fn delete(st: &AppState, id: i64, by: Option<&str>) -> Result<Run, Refusal> 
         &format!("run {id} deleted: its files are in {shown}"),
     );
     log(st, by, Action::Delete, id, &format!("files in {shown}"));
-    let db = st.db.lock().expect("db lock");
-    Ok(db.get(id)?.expect("the run is still in the database"))
+    st.store
+        .blocking(|db| Ok(db.get(id)?.expect("the run is still in the database")))
 }
 
 /// Makes the directory of new run `id` (`create_dir`, not `create_dir_all`: `runs/` is
@@ -399,17 +393,12 @@ fn claim_dir(st: &AppState, id: i64) -> Result<Option<String>, String> {
 
 /// Records an event of run `id` (a failure to record it is only reported).
 fn event(st: &AppState, id: i64, kind: &str, message: &str) {
-    if let Err(e) = st
-        .db
-        .lock()
-        .expect("db lock")
-        .event(Some(id), kind, message)
-    {
+    if let Err(e) = st.store.blocking(|db| db.event(Some(id), kind, message)) {
         eprintln!("spar serve: event log: {e}");
     }
 }
 
 /// Records an action on run `id` in the actions log.
 fn log(st: &AppState, by: Option<&str>, action: Action, id: i64, detail: &str) {
-    action_log::record(&st.db, by, action, Target::Run(id), detail);
+    action_log::record(&st.store, by, action, Target::Run(id), detail);
 }

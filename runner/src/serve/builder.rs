@@ -25,7 +25,7 @@ pub fn start(st: Shared) -> Result<(), String> {
     std::thread::Builder::new()
         .name("builder".into())
         .spawn(move || loop {
-            let next = st.db.lock().expect("db lock").unbuilt();
+            let next = st.store.blocking(|db| db.unbuilt());
             match next.as_deref() {
                 Ok([id, ..]) => build_run(&st, *id),
                 Ok([]) => std::thread::sleep(IDLE),
@@ -41,7 +41,7 @@ pub fn start(st: Shared) -> Result<(), String> {
 
 /// Builds run `id`'s engines and stores its built words, or fails it.
 fn build_run(st: &AppState, id: i64) {
-    let Ok(Some(run)) = st.db.lock().expect("db lock").get(id) else {
+    let Ok(Some(run)) = st.store.blocking(|db| db.get(id)) else {
         return;
     };
     let dir = Path::new(&run.dir);
@@ -50,19 +50,14 @@ fn build_run(st: &AppState, id: i64) {
     }
     let note = |kind: &str, message: &str| {
         append(dir, message);
-        if let Err(e) = st
-            .db
-            .lock()
-            .expect("db lock")
-            .event(Some(id), kind, message)
-        {
+        if let Err(e) = st.store.blocking(|db| db.event(Some(id), kind, message)) {
             eprintln!("spar serve: the event log: {e}");
         }
     };
     append(dir, &format!("run {id}: building its registered engines"));
     match built_words(st, run.kind.as_str(), &run.words, &note) {
         Ok((words, rows)) => {
-            let stored = st.db.lock().expect("db lock").set_built(id, &words, &rows);
+            let stored = st.store.blocking(|db| db.set_built(id, &words, &rows));
             match stored {
                 Ok(()) => append(dir, &format!("run {id}: its engines are built: it plays")),
                 Err(e) => eprintln!("spar serve: run {id}: {e}"),
@@ -71,7 +66,7 @@ fn build_run(st: &AppState, id: i64) {
         }
         Err(message) => {
             append(dir, &message);
-            let failed = st.db.lock().expect("db lock").build_failed(id, &message);
+            let failed = st.store.blocking(|db| db.build_failed(id, &message));
             let first = message.lines().next().unwrap_or("the build failed");
             match failed {
                 Ok(true) => note(

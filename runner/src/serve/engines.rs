@@ -165,7 +165,7 @@ pub fn register(st: &AppState, r: &Register, owner: Option<&str>) -> Result<Engi
     check_name(name).map_err(Refused::Bad)?;
     let build = check_build(r.build.as_deref())?;
     let taken = |st: &AppState| -> Result<bool, Refused> {
-        let e = st.db.lock().expect("db lock").engine(name)?;
+        let e = st.store.blocking(|db| db.engine(name))?;
         Ok(e.is_some_and(|e| e.removed.is_none()))
     };
     if taken(st)? {
@@ -175,19 +175,20 @@ pub fn register(st: &AppState, r: &Register, owner: Option<&str>) -> Result<Engi
     }
     let (shown, source) = source_of(st, name, &r.repo)?;
     let source = source.to_string_lossy().into_owned();
-    let db = st.db.lock().expect("db lock");
-    if !db.insert_engine(name, &shown, &source, &build, owner)? {
-        return Err(Refused::Conflict(format!(
-            "engine {name} is registered already"
-        )));
-    }
-    let by = owner.map_or(String::new(), |o| format!(" by {o}"));
-    let _ = db.event(
-        None,
-        "engine",
-        &format!("engine {name} registered{by}: {shown} (build {build})"),
-    );
-    Ok(db.engine(name)?.expect("the engine was stored"))
+    st.store.blocking(|db| {
+        if !db.insert_engine(name, &shown, &source, &build, owner)? {
+            return Err(Refused::Conflict(format!(
+                "engine {name} is registered already"
+            )));
+        }
+        let by = owner.map_or(String::new(), |o| format!(" by {o}"));
+        let _ = db.event(
+            None,
+            "engine",
+            &format!("engine {name} registered{by}: {shown} (build {build})"),
+        );
+        Ok(db.engine(name)?.expect("the engine was stored"))
+    })
 }
 
 /// A change of a registered engine, as the API and the engines page take it.
@@ -203,7 +204,7 @@ pub struct Edit {
 /// Refuses with a 409 when a queued or running run uses engine `name` (with `resumable`,
 /// a stopped or failed one too: it may play again with its build).
 fn refuse_in_use(st: &AppState, name: &str, what: &str, resumable: bool) -> Result<(), Refused> {
-    let ids = st.db.lock().expect("db lock").runs_using(name, resumable)?;
+    let ids = st.store.blocking(|db| db.runs_using(name, resumable))?;
     if ids.is_empty() {
         return Ok(());
     }
@@ -309,19 +310,20 @@ pub fn edit(st: &AppState, name: &str, ed: &Edit, caller: &Caller) -> Result<Edi
             return Ok(unchanged(e));
         }
         let by = caller.name().unwrap_or("-");
-        let db = st.db.lock().expect("db lock");
-        db.set_pending_change(name, &shown, &build, by)?;
-        let _ = db.event(
-            None,
-            "engine",
-            &format!(
-                "engine {name}: {by} asks to change it to {shown} (build {build}): the change \
-                 waits for an approver"
-            ),
-        );
-        return Ok(Edited {
-            engine: db.engine(name)?.expect("the engine is stored"),
-            waits: true,
+        return st.store.blocking(|db| {
+            db.set_pending_change(name, &shown, &build, by)?;
+            let _ = db.event(
+                None,
+                "engine",
+                &format!(
+                    "engine {name}: {by} asks to change it to {shown} (build {build}): the \
+                     change waits for an approver"
+                ),
+            );
+            Ok(Edited {
+                engine: db.engine(name)?.expect("the engine is stored"),
+                waits: true,
+            })
         });
     }
     let engine = apply(st, &e, repo, &build, "")?;
@@ -380,14 +382,15 @@ fn apply(
         }
         None => (e.repo.clone(), e.source.clone()),
     };
-    let db = st.db.lock().expect("db lock");
-    db.update_engine(name, &shown, &source, build)?;
-    let _ = db.event(
-        None,
-        "engine",
-        &format!("engine {name} changed: {shown} (build {build}){why}"),
-    );
-    Ok(db.engine(name)?.expect("the engine is stored"))
+    st.store.blocking(|db| {
+        db.update_engine(name, &shown, &source, build)?;
+        let _ = db.event(
+            None,
+            "engine",
+            &format!("engine {name} changed: {shown} (build {build}){why}"),
+        );
+        Ok(db.engine(name)?.expect("the engine is stored"))
+    })
 }
 
 /// Removes a registered engine, for its owner or an admin ([`may_change`]; 403 otherwise):
@@ -398,18 +401,17 @@ pub fn remove(st: &AppState, name: &str, caller: &Caller) -> Result<Engine, Refu
     let e = registered(st, name)?;
     may_change(&e, caller, "remove")?;
     refuse_in_use(st, name, "remove it", false)?;
-    let db = st.db.lock().expect("db lock");
-    db.remove_engine(name)?;
-    let _ = db.event(None, "engine", &format!("engine {name} removed"));
-    Ok(db.engine(name)?.expect("the engine is kept"))
+    st.store.blocking(|db| {
+        db.remove_engine(name)?;
+        let _ = db.event(None, "engine", &format!("engine {name} removed"));
+        Ok(db.engine(name)?.expect("the engine is kept"))
+    })
 }
 
 /// The engine `name`.
 pub fn get(st: &AppState, name: &str) -> Result<Engine, Refused> {
-    st.db
-        .lock()
-        .expect("db lock")
-        .engine(name)?
+    st.store
+        .blocking(|db| db.engine(name))?
         .ok_or_else(|| Refused::NotFound(format!("no engine '{name}' is registered")))
 }
 

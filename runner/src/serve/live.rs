@@ -51,10 +51,10 @@ fn finite(x: f64) -> Option<f64> {
 
 /// The numbers of `run`: for a run that plays, from its files; for one that does not,
 /// those its files gave when its child last ended (stored in its row), else its files.
-pub fn of(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Live {
+pub fn of(store: &super::store::Store, run: &super::db::runs::Run) -> Live {
     let mut out = None;
     if !matches!(run.state.as_str(), "queued" | "running") {
-        let stored = db.lock().expect("db lock").last_live(run.id).ok().flatten();
+        let stored = store.blocking(|db| db.last_live(run.id)).ok().flatten();
         out = stored.and_then(|t| serde_json::from_str(&t).ok());
     }
     let mut out: Live =
@@ -74,7 +74,7 @@ pub struct Reading {
 }
 
 /// [`of`], with a tune's view from the same read of its files.
-pub fn reading(db: &std::sync::Mutex<super::db::Db>, run: &super::db::runs::Run) -> Reading {
+pub fn reading(db: &super::store::Store, run: &super::db::runs::Run) -> Reading {
     let dir = Path::new(&run.dir);
     if run.kind.as_str() != "tune" || !matches!(run.state.as_str(), "queued" | "running") {
         let live = of(db, run);

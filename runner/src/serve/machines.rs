@@ -6,10 +6,9 @@
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
-use super::db::Db;
 use super::residuals::Machines;
+use super::store::Store;
 
 /// The server's host name: the local backend's one machine.
 pub fn host() -> String {
@@ -31,10 +30,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// Whether an admin excluded the server's host.
-pub fn local_excluded(db: &Mutex<Db>) -> bool {
-    db.lock()
-        .expect("db lock")
-        .is_excluded(&host())
+pub fn local_excluded(store: &Store) -> bool {
+    store
+        .blocking(|db| db.is_excluded(&host()))
         .unwrap_or(false)
 }
 
@@ -62,9 +60,9 @@ pub fn measuring() -> bool {
 }
 
 /// The host's bench speed as recorded (`None`: never measured, or its bench failed).
-pub fn local_nps(db: &Mutex<Db>) -> Option<u64> {
+pub fn local_nps(store: &Store) -> Option<u64> {
     let host = host();
-    let machines = db.lock().expect("db lock").machines().ok()?;
+    let machines = store.blocking(|db| db.machines()).ok()?;
     machines.into_iter().find(|m| m.name == host)?.nps
 }
 
@@ -72,7 +70,7 @@ pub fn local_nps(db: &Mutex<Db>) -> Option<u64> {
 /// runs the server, an argument vector), and records it; a bench that fails leaves it
 /// unknown (`–` on the machines page). With [`HOST_NPS_ENV`] set to a number, that number
 /// is recorded and no bench runs.
-pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
+pub fn measure_local(store: Store) {
     MEASURING.store(true, Ordering::SeqCst);
     std::thread::spawn(move || {
         let host = host();
@@ -94,7 +92,7 @@ pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
         // Stored quietly (the machines page shows it): the event log is for what happens
         // to runs and to the server's machines' standing.
         if let Some(nps) = nps {
-            let _ = db.lock().expect("db lock").set_nps(&host, nps);
+            let _ = store.blocking(|db| db.set_nps(&host, nps));
         }
         MEASURING.store(false, Ordering::SeqCst);
     });
@@ -103,10 +101,9 @@ pub fn measure_local(db: std::sync::Arc<Mutex<Db>>) {
 /// Stores the bench speed each shard of the cluster run in `run_dir` measured on its node
 /// (`shards/I/node` and `shards/I/nps`, written when the server's coordinator asked),
 /// when it differs from the one stored.
-pub fn note_shard_nps(db: &Mutex<Db>, run_dir: &std::path::Path, shards: u64) {
+pub fn note_shard_nps(store: &Store, run_dir: &std::path::Path, shards: u64) {
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
-    let db = db.lock().expect("db lock");
-    let known = db.machines().unwrap_or_default();
+    let known = store.blocking(|db| db.machines()).unwrap_or_default();
     for i in 0..shards {
         let node = read(crate::cluster::shard_node(run_dir, i));
         let nps = read(crate::cluster::shard_nps(run_dir, i));
@@ -119,35 +116,37 @@ pub fn note_shard_nps(db: &Mutex<Db>, run_dir: &std::path::Path, shards: u64) {
         };
         let same = known.iter().any(|m| m.name == node && m.nps == Some(nps));
         if check_name(node).is_ok() && !same {
-            let _ = db.set_nps(node, nps);
+            let _ = store.blocking(|db| db.set_nps(node, nps));
         }
     }
 }
 
 /// Writes each flagged shard and machine of run `run` to the event log, once.
-pub fn note_flags(db: &Mutex<Db>, run: i64, m: &Machines) {
-    let db = db.lock().expect("db lock");
-    for r in m.flagged() {
-        let what = match r.shard {
-            Some(i) => format!("shard {i}"),
-            None => format!("machine {}", r.machine),
-        };
-        if db.flag_once(run, &what).unwrap_or(false) {
-            let on = r
-                .shard
-                .map_or(String::new(), |_| format!(" (on {})", r.machine));
-            let _ = db.event(
-                Some(run),
-                "machine",
-                &format!(
-                    "run {run}: {what}{on} flagged: residual {:.2} over {} games, score {:.3}",
-                    r.residual.unwrap_or(0.0),
-                    r.games,
-                    r.score.unwrap_or(0.0)
-                ),
-            );
+pub fn note_flags(store: &Store, run: i64, m: &Machines) {
+    let _ = store.blocking(|db| {
+        for r in m.flagged() {
+            let what = match r.shard {
+                Some(i) => format!("shard {i}"),
+                None => format!("machine {}", r.machine),
+            };
+            if db.flag_once(run, &what).unwrap_or(false) {
+                let on = r
+                    .shard
+                    .map_or(String::new(), |_| format!(" (on {})", r.machine));
+                let _ = db.event(
+                    Some(run),
+                    "machine",
+                    &format!(
+                        "run {run}: {what}{on} flagged: residual {:.2} over {} games, score {:.3}",
+                        r.residual.unwrap_or(0.0),
+                        r.games,
+                        r.score.unwrap_or(0.0)
+                    ),
+                );
+            }
         }
-    }
+        Ok::<(), String>(())
+    });
 }
 
 #[cfg(test)]

@@ -40,13 +40,14 @@ pub mod settings;
 pub mod share;
 pub mod slurm;
 pub mod state;
+pub mod store;
 pub mod tls;
 pub mod transport;
 pub mod views;
 pub mod words;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::error::{CliError, CliResult};
 use settings::Settings;
@@ -100,12 +101,12 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
             data.display()
         );
     }
-    let db = Arc::new(Mutex::new(db));
+    let store = store::Store::new(db);
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failure(format!("cannot find this spar's binary: {e}")))?;
     let track = track_spar(settings.track_spar.as_deref())?;
     let sched = Arc::new(
-        scheduler::Scheduler::new(settings.cores, exe, db.clone(), space)
+        scheduler::Scheduler::new(settings.cores, exe, store.clone(), space)
             .map_err(CliError::failure)?
             .with_slurm(settings.slurm.clone())
             .with_track(track)
@@ -116,7 +117,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     let files = file_access::FileAccess::new(&settings.allow_files, &cwd, &data)
         .map_err(CliError::usage)?;
     let state = Arc::new(AppState {
-        db,
+        store,
         sched: sched.clone(),
         data_dir: data.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
@@ -128,12 +129,12 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         closing: Default::default(),
         secure_cookie: exposure.secure_cookie(),
     });
-    machines::measure_local(state.db.clone());
+    machines::measure_local(state.store.clone());
     builder::start(state.clone()).map_err(CliError::failure)?;
     let closing = state.clone();
     let sched_handle = sched.clone();
-    let db_events = state.db.clone();
-    let db_end = state.db.clone();
+    let db_events = state.store.clone();
+    let db_end = state.store.clone();
     std::thread::Builder::new()
         .name("scheduler".into())
         .spawn(move || sched.run())
@@ -238,8 +239,8 @@ fn track_spar(path: Option<&Path>) -> CliResult<Option<std::path::PathBuf>> {
 }
 
 /// Records a server event (a failure to record it is only reported).
-fn log_event(db: &Arc<Mutex<db::Db>>, kind: &str, message: &str) {
-    if let Err(e) = db.lock().expect("db lock").event(None, kind, message) {
+fn log_event(store: &store::Store, kind: &str, message: &str) {
+    if let Err(e) = store.blocking(|db| db.event(None, kind, message)) {
         eprintln!("spar serve: event log: {e}");
     }
 }

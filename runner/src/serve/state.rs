@@ -1,13 +1,13 @@
-//! What every handler shares: the database, the scheduler, the data directory, and the
+//! What every handler shares: the database's [`Store`], the scheduler, the data directory, and the
 //! check of a run's words that `cmd/serve.rs` hands in (the same clap command and plan
 //! checks as the CLI's; `cmd/` is imported by nothing, so the server is given it).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::db::Db;
 use super::scheduler::Scheduler;
+use super::store::Store;
 
 /// Checks a run's words as `spar KIND WORDS…` would before its first game, with the
 /// server's output flags pointing into the scratch directory given: `Err` is the message.
@@ -15,7 +15,8 @@ pub type CheckWords = fn(kind: &str, words: &[String], scratch: &Path) -> Result
 
 /// The server's shared state.
 pub struct AppState {
-    pub db: Arc<Mutex<Db>>,
+    /// The database, behind its one handle ([`Store`]: nothing else takes its lock).
+    pub store: Store,
     pub sched: Arc<Scheduler>,
     /// The data directory (absolute).
     pub data_dir: PathBuf,

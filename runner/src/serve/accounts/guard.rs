@@ -19,10 +19,10 @@
 //! A run's owner is checked by the run routes' extractor ([`super::run_access::OwnRun`]),
 //! which reads the run id exactly as the handler gets it.
 //!
-//! And on such a server every HTML page it answers is given, for a signed-in session, the
-//! CSRF field in each `<form method="post">` (so forms added to any page later carry it
-//! without a line of their own), and the account's links in place of the layout's
-//! [`ACCOUNT_MARK`]. A server without accounts is left exactly as it was.
+//! The guard never rewrites an answer: a handler takes the caller as an extractor
+//! ([`Caller`], or the page context [`Page`] of `accounts/page.rs`), and a page renders the
+//! account links (through the layout) and the CSRF field of each of its POST forms itself
+//! (`runner/tests/serve_pages_csrf.rs` walks every page to check that none lacks it).
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -32,12 +32,11 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 
 use super::{csrf_of, same_origin, token_hash, Caller, COOKIE};
-use crate::serve::pages::html::{esc, layout, ACCOUNT_MARK};
+use crate::serve::pages::html::{esc, layout, Page};
 use crate::serve::state::Shared;
 
-/// The largest form body read for its CSRF field, and the largest page rewritten.
+/// The largest form body read for its CSRF field.
 const FORM_LIMIT: usize = 2 << 20;
-const PAGE_LIMIT: usize = 64 << 20;
 
 /// The paths anyone may post to: signing in and signing up.
 const OPEN: &[&str] = &["/login", "/signup"];
@@ -49,8 +48,9 @@ const NO_ADMIN_OPEN: &[&str] = &["/login", "/logout"];
 pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Response {
     let session = cookie(req.headers(), COOKIE);
     let bearer = bearer(req.headers());
-    let found = {
-        let db = st.db.lock().expect("db lock");
+    let (session_in, bearer_in) = (session.clone(), bearer.clone());
+    let found = st.store.read(move |db| {
+        let (session, bearer) = (session_in, bearer_in);
         db.accounts().and_then(|(accounts, admin)| {
             if !accounts {
                 return Ok((false, false, None, None));
@@ -66,7 +66,8 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
                 None => Ok((true, admin, None, None)),
             }
         })
-    };
+    });
+    let found = found.await;
     let (accounts, admin, user, csrf) = match found {
         Ok(f) => f,
         Err(e) => return refuse(req.uri().path(), StatusCode::INTERNAL_SERVER_ERROR, &e),
@@ -128,19 +129,19 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
             }
         }
     }
-    let rewrite = caller.accounts;
-    let links = account_links(&caller);
-    let csrf = caller.csrf.clone();
     req.extensions_mut().insert(caller);
-    let response = next.run(req).await;
-    if !rewrite {
-        return response;
-    }
-    rewrite_page(response, &links, csrf.as_deref()).await
+    next.run(req).await
 }
 
-/// A refusal: `{"error": …}` on the API, a page with the message otherwise.
+/// A refusal made before the caller is known (by the guard, the body limits): `{"error":
+/// …}` on the API, a page with the message otherwise (its navigation as without accounts).
 pub fn refuse(path: &str, code: StatusCode, message: &str) -> Response {
+    refuse_for(&Page::default(), path, code, message)
+}
+
+/// A refusal for the caller of `page`: `{"error": …}` on the API, a page with the
+/// message and `page`'s account links otherwise.
+pub fn refuse_for(page: &Page, path: &str, code: StatusCode, message: &str) -> Response {
     if path.starts_with("/api/") {
         return (code, Json(serde_json::json!({ "error": message }))).into_response();
     }
@@ -148,7 +149,7 @@ pub fn refuse(path: &str, code: StatusCode, message: &str) -> Response {
         "<p class=\"err\" id=\"error\">{}</p><p><a href=\"/\">Back to the runs</a></p>",
         esc(message)
     );
-    (code, Html(layout("Refused", &body, ""))).into_response()
+    (code, Html(layout(page, "Refused", &body, ""))).into_response()
 }
 
 /// The value of cookie `name`.
@@ -219,94 +220,9 @@ fn field(encoded: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
-/// The navigation's account links: the account, the users page for an admin, sign out;
-/// or sign in and sign up.
-fn account_links(caller: &Caller) -> String {
-    match &caller.user {
-        Some(u) => format!(
-            " · <a href=\"/account\">{}</a>{} · <form class=\"inline\" method=\"post\" \
-             action=\"/logout\"><button>sign out</button></form>",
-            esc(&u.name),
-            if u.role == "admin" {
-                " · <a href=\"/users\">users</a>"
-            } else {
-                ""
-            }
-        ),
-        None => " · <a href=\"/login\">sign in</a> · <a href=\"/signup\">sign up</a>".into(),
-    }
-}
-
-/// An HTML page with the account links in place of [`ACCOUNT_MARK`] and, for a session,
-/// the CSRF field in each POST form; any other response as it is.
-async fn rewrite_page(response: Response, links: &str, csrf: Option<&str>) -> Response {
-    let html = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/html"));
-    if !html {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, PAGE_LIMIT).await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    let Ok(text) = String::from_utf8(bytes.to_vec()) else {
-        return Response::from_parts(parts, Body::from(bytes));
-    };
-    let text = text.replacen(ACCOUNT_MARK, links, 1);
-    let text = match csrf {
-        Some(c) => with_csrf(&text, c),
-        None => text,
-    };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(text))
-}
-
-/// `html` with `<input type="hidden" name="csrf" value="TOKEN">` right after the opening
-/// tag of every form whose method is POST.
-pub fn with_csrf(html: &str, token: &str) -> String {
-    let field = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        esc(token)
-    );
-    let mut out = String::with_capacity(html.len() + 256);
-    // ASCII lower case keeps every byte offset: search it, copy from the page.
-    let lower = html.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = lower[from..].find("<form").map(|i| from + i) {
-        let Some(end) = lower[at..].find('>').map(|i| at + i + 1) else {
-            break;
-        };
-        out.push_str(&html[from..end]);
-        let tag = lower[at..end].replace('\'', "\"");
-        if tag.contains("method=\"post\"") || tag.contains("method=post") {
-            out.push_str(&field);
-        }
-        from = end;
-    }
-    let rest = &html[from..];
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_post_form_gets_the_field_and_no_other() {
-        let page = "<p>x</p><form method=\"post\" action=\"/a\"><button></button></form>\
-                    <form action=\"/search\"></form><FORM METHOD='POST' action=/b></FORM>";
-        let out = with_csrf(page, "abc");
-        let field = "<input type=\"hidden\" name=\"csrf\" value=\"abc\">";
-        assert_eq!(out.matches(field).count(), 2, "{out}");
-        assert!(out.contains(&format!("action=\"/a\">{field}")));
-        assert!(out.contains("<form action=\"/search\"></form><FORM"));
-        assert!(out.contains(&format!("action=/b>{field}")));
-        assert_eq!(with_csrf("<form method=post", "t"), "<form method=post");
-    }
 
     #[test]
     fn cookies_and_form_fields_are_found_by_name() {

@@ -7,6 +7,7 @@
 
 pub mod guard;
 pub mod hashing;
+pub mod page;
 pub mod run_access;
 pub mod same_origin;
 

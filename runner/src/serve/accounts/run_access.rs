@@ -12,8 +12,9 @@ use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 
-use super::guard::refuse;
+use super::guard::refuse_for;
 use super::Caller;
+use crate::serve::pages::html::Page;
 use crate::serve::state::Shared;
 
 /// The id of the run a request's path names, checked to be a plain decimal number.
@@ -47,12 +48,23 @@ pub fn run_id_of(path: &str) -> Option<i64> {
     }
 }
 
-fn not_found(path: &str) -> Response {
-    refuse(
+fn not_found(page: &Page, path: &str) -> Response {
+    refuse_for(
+        page,
         path,
         StatusCode::NOT_FOUND,
         "no such run: a run's id is a plain decimal number, as /runs/12",
     )
+}
+
+/// The page context of the caller the guard found (none: the refusal's page as without
+/// accounts).
+fn page_of(parts: &Parts) -> Page {
+    parts
+        .extensions
+        .get::<Caller>()
+        .map(Page::of)
+        .unwrap_or_default()
 }
 
 impl FromRequestParts<Shared> for RunId {
@@ -60,7 +72,9 @@ impl FromRequestParts<Shared> for RunId {
 
     async fn from_request_parts(parts: &mut Parts, _: &Shared) -> Result<Self, Response> {
         let path = parts.uri.path();
-        run_id_of(path).map(RunId).ok_or_else(|| not_found(path))
+        run_id_of(path)
+            .map(RunId)
+            .ok_or_else(|| not_found(&page_of(parts), path))
     }
 }
 
@@ -70,6 +84,8 @@ impl FromRequestParts<Shared> for OwnRun {
     async fn from_request_parts(parts: &mut Parts, st: &Shared) -> Result<Self, Response> {
         let RunId(id) = RunId::from_request_parts(parts, st).await?;
         let path = parts.uri.path().to_string();
+        let page = page_of(parts);
+        let refuse = |path: &str, code, m: &str| refuse_for(&page, path, code, m);
         let Some(caller) = parts.extensions.get::<Caller>().cloned() else {
             let m = "the request passed no accounts guard (a server bug: report it)";
             return Err(refuse(&path, StatusCode::INTERNAL_SERVER_ERROR, m));
@@ -88,7 +104,7 @@ impl FromRequestParts<Shared> for OwnRun {
         if caller.acts_on_any_run() {
             return Ok(OwnRun { id, caller });
         }
-        let owner = st.db.lock().expect("db lock").run_owner(id);
+        let owner = st.store.read(move |db| db.run_owner(id)).await;
         match owner {
             // No such run: the handler answers its 404.
             Ok(None) => Ok(OwnRun { id, caller }),

@@ -6,7 +6,7 @@
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
+use axum::Form;
 use serde::Deserialize;
 
 use crate::serve::accounts::guard::cookie;
@@ -15,6 +15,7 @@ use crate::serve::action_log::{self, Action, Target};
 use crate::serve::db::runs::now;
 use crate::serve::db::users::RoleChange;
 use crate::serve::pages::accounts as page;
+use crate::serve::pages::html::Page;
 use crate::serve::state::Shared;
 
 const NO_ACCOUNTS: &str = "this server has no accounts (one person, no sign-in): its first \
@@ -42,15 +43,15 @@ fn session_cookie(token: &str, secure: bool) -> String {
 }
 
 /// `GET /login`.
-pub async fn login_form(Extension(caller): Extension<Caller>) -> Response {
+pub async fn login_form(caller: Caller) -> Response {
     let message = (!caller.accounts).then_some(NO_ACCOUNTS);
-    Html(page::login("", message)).into_response()
+    Html(page::login(&Page::of(&caller), "", message)).into_response()
 }
 
 /// `POST /login`: a session and its cookie, then the index. A wrong name and a wrong
 /// password are one answer, at every stage: from the fifth failure in a row a name waits
 /// longer after each, whether or not an account has it.
-pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Response {
+pub async fn login(State(st): State<Shared>, pg: Page, Form(f): Form<Credentials>) -> Response {
     let name = f.name.trim().to_string();
     let secure = st.secure_cookie;
     match sign_in(&st, &name, f.password).await {
@@ -62,7 +63,9 @@ pub async fn login(State(st): State<Shared>, Form(f): Form<Credentials>) -> Resp
             ],
         )
             .into_response(),
-        Err((code, message)) => (code, Html(page::login(&name, Some(&message)))).into_response(),
+        Err((code, message)) => {
+            (code, Html(page::login(&pg, &name, Some(&message)))).into_response()
+        }
     }
 }
 
@@ -73,10 +76,8 @@ async fn on_db<T: Send + 'static>(
     st: &Shared,
     f: impl FnOnce(&crate::serve::db::Db) -> Result<T, Refused> + Send + 'static,
 ) -> Result<T, Refused> {
-    let st = st.clone();
-    tokio::task::spawn_blocking(move || f(&st.db.lock().expect("db lock")))
-        .await
-        .unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e.to_string())))
+    let done = st.store.read(move |db| Ok::<_, String>(f(db))).await;
+    done.unwrap_or_else(|e| Err((StatusCode::INTERNAL_SERVER_ERROR, e)))
 }
 
 fn busy(_: hashing::Busy) -> Refused {
@@ -168,11 +169,8 @@ fn dummy_hash() -> &'static str {
 /// `POST /logout`: the session deleted (its cookie is dead), the cookie removed.
 pub async fn logout(State(st): State<Shared>, headers: HeaderMap) -> Response {
     if let Some(token) = cookie(&headers, COOKIE) {
-        let removed = st
-            .db
-            .lock()
-            .expect("db lock")
-            .remove_session(&accounts::token_hash(&token));
+        let hash = accounts::token_hash(&token);
+        let removed = st.store.write(move |db| db.remove_session(&hash)).await;
         if let Err(e) = removed {
             return internal(e);
         }
@@ -188,23 +186,23 @@ pub async fn logout(State(st): State<Shared>, headers: HeaderMap) -> Response {
 }
 
 /// `GET /signup`.
-pub async fn signup_form(Extension(caller): Extension<Caller>) -> Response {
+pub async fn signup_form(caller: Caller) -> Response {
     let message = (!caller.accounts).then_some(NO_ACCOUNTS);
-    Html(page::signup("", message, None)).into_response()
+    Html(page::signup(&Page::of(&caller), "", message, None)).into_response()
 }
 
 /// `POST /signup`: a pending account (it signs in once an admin accepts it). A name is
 /// taken by any account of the same name in another case (`Bob` by `bob`).
-pub async fn signup(State(st): State<Shared>, Form(f): Form<Credentials>) -> Response {
+pub async fn signup(State(st): State<Shared>, pg: Page, Form(f): Form<Credentials>) -> Response {
     let name = f.name.trim().to_string();
     let made = make_account(&st, name.clone(), f.password).await;
     match made {
         Ok(()) => {
             let done =
                 format!("Account {name} made: it can sign in once an admin has accepted it.");
-            Html(page::signup(&name, None, Some(&done))).into_response()
+            Html(page::signup(&pg, &name, None, Some(&done))).into_response()
         }
-        Err((code, m)) => (code, Html(page::signup(&name, Some(&m), None))).into_response(),
+        Err((code, m)) => (code, Html(page::signup(&pg, &name, Some(&m), None))).into_response(),
     }
 }
 
@@ -240,7 +238,7 @@ async fn make_account(st: &Shared, name: String, password: String) -> Result<(),
 }
 
 /// `GET /account`: the signed-in account and its API tokens.
-pub async fn account(State(st): State<Shared>, Extension(caller): Extension<Caller>) -> Response {
+pub async fn account(State(st): State<Shared>, caller: Caller) -> Response {
     account_page(&st, &caller, None, None, StatusCode::OK)
 }
 
@@ -254,8 +252,18 @@ fn account_page(
     let Some(user) = &caller.user else {
         return Redirect::to("/login").into_response();
     };
-    match st.db.lock().expect("db lock").tokens(user.id) {
-        Ok(tokens) => (code, Html(page::account(user, &tokens, new, message))).into_response(),
+    match st.store.blocking(|db| db.tokens(user.id)) {
+        Ok(tokens) => (
+            code,
+            Html(page::account(
+                &Page::of(caller),
+                user,
+                &tokens,
+                new,
+                message,
+            )),
+        )
+            .into_response(),
         Err(e) => internal(e),
     }
 }
@@ -270,7 +278,7 @@ pub struct NewToken {
 /// `POST /account/tokens`: a new API token, shown once.
 pub async fn new_token(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Form(f): Form<NewToken>,
 ) -> Response {
     let Some(user) = &caller.user else {
@@ -285,35 +293,36 @@ pub async fn new_token(
         Ok(t) => t,
         Err(e) => return internal(e),
     };
-    let stored =
-        st.db
-            .lock()
-            .expect("db lock")
-            .add_token(&accounts::token_hash(&token), user.id, label);
+    let (hash, id, owned) = (accounts::token_hash(&token), user.id, label.to_string());
+    let stored = st
+        .store
+        .write(move |db| db.add_token(&hash, id, &owned))
+        .await;
     if let Err(e) = stored {
         return internal(e);
     }
     let t = Target::User(&user.name);
     let detail = format!("label '{label}'");
-    action_log::record(&st.db, Some(&user.name), Action::TokenCreate, t, &detail);
+    action_log::record(&st.store, Some(&user.name), Action::TokenCreate, t, &detail);
     account_page(&st, &caller, Some(&token), None, StatusCode::OK)
 }
 
 /// `POST /account/tokens/{id}/revoke`.
 pub async fn revoke_token(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(id): Path<i64>,
 ) -> Response {
     let Some(user) = &caller.user else {
         return Redirect::to("/login").into_response();
     };
-    let revoked = st.db.lock().expect("db lock").revoke_token(user.id, id);
+    let user_id = user.id;
+    let revoked = st.store.write(move |db| db.revoke_token(user_id, id)).await;
     match revoked {
         Ok(true) => {
             let t = Target::User(&user.name);
             let detail = format!("token {id}");
-            action_log::record(&st.db, Some(&user.name), Action::TokenRevoke, t, &detail);
+            action_log::record(&st.store, Some(&user.name), Action::TokenRevoke, t, &detail);
             Redirect::to("/account").into_response()
         }
         Ok(false) => {
@@ -327,16 +336,20 @@ pub async fn revoke_token(
 fn users_page(st: &Shared, caller: &Caller, message: Option<&str>, code: StatusCode) -> Response {
     if !caller.is_admin() {
         let m = "only an admin sees and changes the accounts";
-        return (StatusCode::FORBIDDEN, Html(page::users(&[], Some(m)))).into_response();
+        return (
+            StatusCode::FORBIDDEN,
+            Html(page::users(&Page::of(caller), &[], Some(m))),
+        )
+            .into_response();
     }
-    match st.db.lock().expect("db lock").users() {
-        Ok(users) => (code, Html(page::users(&users, message))).into_response(),
+    match st.store.blocking(|db| db.users()) {
+        Ok(users) => (code, Html(page::users(&Page::of(caller), &users, message))).into_response(),
         Err(e) => internal(e),
     }
 }
 
 /// `GET /users` (admins): every account.
-pub async fn users(State(st): State<Shared>, Extension(caller): Extension<Caller>) -> Response {
+pub async fn users(State(st): State<Shared>, caller: Caller) -> Response {
     users_page(&st, &caller, None, StatusCode::OK)
 }
 
@@ -350,7 +363,7 @@ pub struct RoleForm {
 /// `POST /users/{name}/accept` (admins): the account active, with the role given.
 pub async fn accept(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
     Form(f): Form<RoleForm>,
 ) -> Response {
@@ -404,17 +417,18 @@ pub async fn accept(
 /// `POST /users/{name}/reject` (admins): a pending account removed.
 pub async fn reject(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
 ) -> Response {
     if !caller.is_admin() {
         return users_page(&st, &caller, None, StatusCode::FORBIDDEN);
     }
-    let removed = st.db.lock().expect("db lock").remove_pending(&name);
+    let n = name.clone();
+    let removed = st.store.write(move |db| db.remove_pending(&n)).await;
     match removed {
         Ok(true) => {
             let t = Target::User(&name);
-            action_log::record(&st.db, caller.name(), Action::Reject, t, "");
+            action_log::record(&st.store, caller.name(), Action::Reject, t, "");
             Redirect::to("/users").into_response()
         }
         Ok(false) => users_page(
@@ -438,7 +452,7 @@ pub struct TrustForm {
 /// need no approval) or not (`trusted=no`).
 pub async fn trust(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
     Form(f): Form<TrustForm>,
 ) -> Response {
@@ -453,12 +467,13 @@ pub async fn trust(
             return users_page(&st, &caller, Some(&m), StatusCode::BAD_REQUEST);
         }
     };
-    let set = st.db.lock().expect("db lock").set_trusted(&name, trusted);
+    let n = name.clone();
+    let set = st.store.write(move |db| db.set_trusted(&n, trusted)).await;
     match set {
         Ok(true) => {
             let t = Target::User(&name);
             let detail = if trusted { "trusted" } else { "not trusted" };
-            action_log::record(&st.db, caller.name(), Action::Trust, t, detail);
+            action_log::record(&st.store, caller.name(), Action::Trust, t, detail);
             Redirect::to("/users").into_response()
         }
         Ok(false) => {

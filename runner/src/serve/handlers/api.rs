@@ -3,7 +3,7 @@
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -20,15 +20,15 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// A run with its live numbers (read from its files), its cores now and, for a run that
 /// failed for a reason the server knows, its `reason` (`disk full: …`; else null).
 pub fn run_json(st: &Shared, run: &Run) -> Value {
-    let numbers = live::of(&st.db, run);
+    let numbers = live::of(&st.store, run);
     let mut v = serde_json::to_value(run).unwrap_or_default();
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));
     v["url"] = json!(format!("/runs/{}", run.id));
     v["reason"] = json!(crate::serve::disk::reason(run));
-    let engines = st.db.lock().expect("db lock").run_engines(run.id);
+    let engines = st.store.blocking(|db| db.run_engines(run.id));
     v["engines"] = serde_json::to_value(engines.unwrap_or_default()).unwrap_or_default();
-    let nets = st.db.lock().expect("db lock").run_nets(run.id);
+    let nets = st.store.blocking(|db| db.run_nets(run.id));
     v["nets"] = serde_json::to_value(nets.unwrap_or_default()).unwrap_or_default();
     v
 }
@@ -37,12 +37,8 @@ pub fn run_json(st: &Shared, run: &Run) -> Value {
 /// filter is a 400.
 pub async fn list(State(st): State<Shared>, Query(f): Query<Filter>) -> ApiResult {
     f.check().map_err(actions::Refusal::Bad)?;
-    let runs = st
-        .db
-        .lock()
-        .expect("db lock")
-        .list(&f)
-        .map_err(actions::Refusal::Internal)?;
+    let runs = st.store.read(move |db| db.list(&f)).await;
+    let runs = runs.map_err(actions::Refusal::Internal)?;
     let with_live = runs.iter().map(|r| run_json(&st, r)).collect::<Vec<_>>();
     Ok(Json(json!({ "runs": with_live })))
 }
@@ -65,7 +61,7 @@ pub async fn get(State(st): State<Shared>, RunId(id): RunId) -> ApiResult {
 /// `POST /api/runs` with `{kind, words, priority?, throughput?, note?}`: 201 and the run.
 pub async fn submit(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Json(mut s): Json<Submit>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     s.owner = caller.name().map(String::from);

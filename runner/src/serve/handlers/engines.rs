@@ -6,7 +6,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Extension, Form, Json};
+use axum::{Form, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,6 +18,7 @@ use crate::serve::builds;
 use crate::serve::db::engines::Engine;
 use crate::serve::engines::{self, Edit, Edited, Register};
 use crate::serve::pages::engines::{self as page, EngineForm};
+use crate::serve::pages::html::Page;
 use crate::serve::state::Shared;
 
 /// The cached builds of an engine: (sha, bench), by sha.
@@ -63,7 +64,13 @@ fn logged<T>(
         Err(Refusal::Forbidden(m)) => (Action::EngineRefused, format!("{}: {m}", action.name())),
         Err(_) => return r,
     };
-    action_log::record(&st.db, caller.name(), action, Target::Engine(name), &detail);
+    action_log::record(
+        &st.store,
+        caller.name(),
+        action,
+        Target::Engine(name),
+        &detail,
+    );
     r
 }
 
@@ -82,12 +89,8 @@ fn edited(ed: &Edited) -> String {
 
 /// `GET /api/engines`.
 pub async fn list(State(st): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let all = st
-        .db
-        .lock()
-        .expect("db lock")
-        .engines()
-        .map_err(Refusal::Internal)?;
+    let all = st.store.read(|db| db.engines()).await;
+    let all = all.map_err(Refusal::Internal)?;
     let list: Vec<Value> = all.iter().map(|e| engine_json(&st, e)).collect();
     Ok(Json(json!({ "engines": list })))
 }
@@ -104,7 +107,7 @@ pub async fn get(
 /// `POST /api/engines` with `{name, repo, build?}`: 201 and the engine.
 pub async fn register(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Json(r): Json<Register>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let (name, owner) = (r.name.trim().to_string(), c.name().map(String::from));
@@ -121,7 +124,7 @@ pub async fn register(
 /// plain user's change stored to wait for an approver: 202 and the engine with `pending`.
 pub async fn patch(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
     Json(ed): Json<Edit>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
@@ -144,7 +147,7 @@ pub async fn patch(
 /// running run uses it).
 pub async fn approve(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (n, c2) = (name.clone(), c.clone());
@@ -160,7 +163,7 @@ pub async fn approve(
 /// removed (409 while a queued or running run uses it).
 pub async fn remove(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (n, c2) = (name.clone(), c.clone());
@@ -183,7 +186,7 @@ pub struct EditForm {
 
 /// The engines page after an edit, a removal or an approval: back to it, or (refused) the
 /// page with the message at the top and a 4xx.
-fn after_change(st: &Shared, name: &str, r: Result<(), Refusal>) -> Response {
+fn after_change(st: &Shared, c: &Caller, name: &str, r: Result<(), Refusal>) -> Response {
     match r {
         Ok(()) => Redirect::to(&format!("/engines#engine-{name}")).into_response(),
         Err(r) => {
@@ -193,7 +196,7 @@ fn after_change(st: &Shared, name: &str, r: Result<(), Refusal>) -> Response {
                 ..EngineForm::default()
             };
             let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            page_with(st, &form, code)
+            page_with(st, &Page::of(c), &form, code)
         }
     }
 }
@@ -201,7 +204,7 @@ fn after_change(st: &Shared, name: &str, r: Result<(), Refusal>) -> Response {
 /// `POST /engines/{name}/edit`: a new repository or build.
 pub async fn edit_form(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
     Form(f): Form<EditForm>,
 ) -> Response {
@@ -215,13 +218,13 @@ pub async fn edit_form(
     })
     .await;
     let r = logged(&st, &c, Action::EngineChange, &name, r, edited);
-    after_change(&st, &name, r.map(|_| ()))
+    after_change(&st, &c, &name, r.map(|_| ()))
 }
 
 /// `POST /engines/{name}/remove`.
 pub async fn remove_form(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
 ) -> Response {
     let (n, c2) = (name.clone(), c.clone());
@@ -230,13 +233,13 @@ pub async fn remove_form(
     })
     .await;
     let r = logged(&st, &c, Action::EngineRemove, &name, r, |_| String::new());
-    after_change(&st, &name, r.map(|_| ()))
+    after_change(&st, &c, &name, r.map(|_| ()))
 }
 
 /// `POST /engines/{name}/approve`: an approver or an admin approves the change that waits.
 pub async fn approve_form(
     State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
+    c: Caller,
     Path(name): Path<String>,
 ) -> Response {
     let (n, c2) = (name.clone(), c.clone());
@@ -245,11 +248,11 @@ pub async fn approve_form(
     })
     .await;
     let r = logged(&st, &c, Action::EngineApprove, &name, r, repo_build);
-    after_change(&st, &name, r.map(|_| ()))
+    after_change(&st, &c, &name, r.map(|_| ()))
 }
 
-fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
-    match st.db.lock().expect("db lock").engines() {
+fn page_with(st: &Shared, pg: &Page, form: &EngineForm, code: StatusCode) -> Response {
+    match st.store.blocking(|db| db.engines()) {
         Ok(all) => {
             let rows: Vec<(Engine, Vec<(String, u64)>)> = all
                 .into_iter()
@@ -258,19 +261,19 @@ fn page_with(st: &Shared, form: &EngineForm, code: StatusCode) -> Response {
                     (e, b)
                 })
                 .collect();
-            (code, Html(page::page(&rows, form))).into_response()
+            (code, Html(page::page(pg, &rows, form))).into_response()
         }
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     }
 }
 
 /// `GET /engines`: the registered engines, their builds, the registration form.
-pub async fn index(State(st): State<Shared>) -> Response {
+pub async fn index(State(st): State<Shared>, pg: Page) -> Response {
     let form = EngineForm {
         build: "make".into(),
         ..EngineForm::default()
     };
-    page_with(&st, &form, StatusCode::OK)
+    page_with(&st, &pg, &form, StatusCode::OK)
 }
 
 /// The registration form's fields.
@@ -284,11 +287,7 @@ pub struct RegisterForm {
 
 /// `POST /engines`: registers, then back to the engines page (a refusal: the form again
 /// with the message and a 4xx).
-pub async fn submit(
-    State(st): State<Shared>,
-    Extension(c): Extension<Caller>,
-    Form(f): Form<RegisterForm>,
-) -> Response {
+pub async fn submit(State(st): State<Shared>, c: Caller, Form(f): Form<RegisterForm>) -> Response {
     let r = Register {
         name: f.name.clone(),
         repo: f.repo.clone(),
@@ -317,7 +316,7 @@ pub async fn submit(
                 change_error: None,
             };
             let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            page_with(&st, &form, code)
+            page_with(&st, &Page::of(&c), &form, code)
         }
     }
 }

@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
+use axum::Form;
 use serde::Deserialize;
 
 use super::blocking;
@@ -13,7 +13,7 @@ use crate::serve::accounts::run_access::OwnRun;
 use crate::serve::accounts::Caller;
 use crate::serve::actions::{self, Refusal, Submit};
 use crate::serve::form_words::{engine_words, EngineFields};
-use crate::serve::pages::html::{esc, layout};
+use crate::serve::pages::html::{esc, layout, Page};
 use crate::serve::pages::index::FormState;
 use crate::serve::pages::split_words;
 use crate::serve::state::Shared;
@@ -79,18 +79,18 @@ fn status(r: &Refusal) -> StatusCode {
 }
 
 /// A refusal of an action on a run's page: the message, a link back, the status.
-fn refused(id: i64, r: &Refusal) -> Response {
+fn refused(page: &Page, id: i64, r: &Refusal) -> Response {
     let body = format!(
         "<p class=\"err\" id=\"error\">{}</p><p><a href=\"/runs/{id}\">Back to run {id}</a></p>",
         esc(r.message())
     );
-    (status(r), Html(layout("Refused", &body, ""))).into_response()
+    (status(r), Html(layout(page, "Refused", &body, ""))).into_response()
 }
 
 /// `POST /runs`: a new run from the index's form.
 pub async fn submit(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Form(f): Form<NewRunForm>,
 ) -> Response {
     let parsed = (|| {
@@ -125,31 +125,31 @@ pub async fn submit(
                 base_words: f.base_words,
                 error: Some(r.message().to_string()),
             };
-            index_with(&st, &form, status(&r))
+            index_with(&st, &Page::of(&caller), &form, status(&r))
         }
     }
 }
 
-fn back(id: i64, r: Result<impl Sized, Refusal>) -> Response {
+fn back(c: &Caller, id: i64, r: Result<impl Sized, Refusal>) -> Response {
     match r {
         Ok(_) => Redirect::to(&format!("/runs/{id}")).into_response(),
-        Err(e) => refused(id, &e),
+        Err(e) => refused(&Page::of(c), id, &e),
     }
 }
 
 /// `POST /runs/{id}/approve` (approvers and admins, never the run's owner).
 pub async fn approve(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
-    back(id, actions::approve(&st, id, &c))
+    back(&c, id, actions::approve(&st, id, &c))
 }
 
 /// `POST /runs/{id}/stop`.
 pub async fn stop(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
-    back(id, actions::stop(&st, id, c.name()))
+    back(&c, id, actions::stop(&st, id, c.name()))
 }
 
 /// `POST /runs/{id}/resume`.
 pub async fn resume(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) -> Response {
-    back(id, actions::resume(&st, id, c.name()))
+    back(&c, id, actions::resume(&st, id, c.name()))
 }
 
 /// The priority form's fields.
@@ -170,7 +170,7 @@ pub async fn priority(
         let t = number("throughput", &f.throughput)?.unwrap_or(actions::DEFAULT_THROUGHPUT);
         actions::priority(&st, id, p, t, c.name())
     })();
-    back(id, r)
+    back(&c, id, r)
 }
 
 /// The note form's field.
@@ -185,7 +185,7 @@ pub async fn note(
     OwnRun { id, caller: c }: OwnRun,
     Form(f): Form<NoteForm>,
 ) -> Response {
-    back(id, actions::note(&st, id, &f.note, c.name()))
+    back(&c, id, actions::note(&st, id, &f.note, c.name()))
 }
 
 /// `POST /runs/{id}/delete`: then to the index (the run's page is gone).
@@ -193,6 +193,6 @@ pub async fn delete(State(st): State<Shared>, OwnRun { id, caller: c }: OwnRun) 
     let by = c.name().map(String::from);
     match blocking(&st, move |st| actions::delete(st, id, by.as_deref())).await {
         Ok(_) => Redirect::to("/").into_response(),
-        Err(e) => refused(id, &e),
+        Err(e) => refused(&Page::of(&c), id, &e),
     }
 }

@@ -33,7 +33,7 @@ struct Watch {
 /// The JSON of every queued or running run now and of the runs in `known` that left the
 /// queue since (`None`: deleted), oldest first.
 fn look(st: &Shared, known: &[i64]) -> Vec<(i64, bool, String)> {
-    let active = st.db.lock().expect("db lock").active().unwrap_or_default();
+    let active = st.store.blocking(|db| db.active()).unwrap_or_default();
     let ids: HashSet<i64> = active.iter().map(|r| r.id).collect();
     let mut out: Vec<(i64, bool, String)> = active
         .iter()

@@ -7,7 +7,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Extension, Form, Json};
+use axum::{Form, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -19,6 +19,7 @@ use crate::serve::db::machines::Machine;
 use crate::serve::db::runs::Run;
 use crate::serve::live::Live;
 use crate::serve::machines::{self, check_name};
+use crate::serve::pages::html::Page;
 use crate::serve::residuals::{self, Machines};
 use crate::serve::state::{AppState, Shared};
 
@@ -27,10 +28,10 @@ use crate::serve::state::{AppState, Shared};
 pub fn of_run(st: &AppState, run: &Run, live: &Live) -> Option<Machines> {
     let dir = std::path::Path::new(&run.dir);
     if let Some(n) = crate::serve::slurm::shards_of(dir) {
-        machines::note_shard_nps(&st.db, &crate::serve::slurm::run_dir(dir), n);
+        machines::note_shard_nps(&st.store, &crate::serve::slurm::run_dir(dir), n);
     }
     let m = residuals::of_run(&*run.kind, dir, live, &machines::host(), st.residuals)?;
-    machines::note_flags(&st.db, run.id, &m);
+    machines::note_flags(&st.store, run.id, &m);
     Some(m)
 }
 
@@ -41,15 +42,14 @@ pub type Known = (Vec<Machine>, Vec<(i64, String, i64)>);
 /// the runs (run, what, when), newest first.
 pub fn known(st: &AppState) -> Known {
     // The bench speeds the cluster runs' shards measured on their nodes.
-    let active = st.db.lock().expect("db lock").active().unwrap_or_default();
+    let active = st.store.blocking(|db| db.active()).unwrap_or_default();
     for run in active {
         let rd = crate::serve::slurm::run_dir(std::path::Path::new(&run.dir));
         if let Some(n) = crate::serve::slurm::shards_of(std::path::Path::new(&run.dir)) {
-            machines::note_shard_nps(&st.db, &rd, n);
+            machines::note_shard_nps(&st.store, &rd, n);
         }
     }
-    let db = st.db.lock().expect("db lock");
-    let mut all = db.machines().unwrap_or_default();
+    let mut all = st.store.blocking(|db| db.machines()).unwrap_or_default();
     let host = machines::host();
     if !all.iter().any(|m| m.name == host) {
         all.push(Machine {
@@ -58,7 +58,8 @@ pub fn known(st: &AppState) -> Known {
         });
         all.sort_by(|a, b| a.name.cmp(&b.name));
     }
-    (all, db.machine_flags(200).unwrap_or_default())
+    let flags = st.store.blocking(|db| db.machine_flags(200));
+    (all, flags.unwrap_or_default())
 }
 
 /// The API's JSON of [`known`].
@@ -81,23 +82,24 @@ fn set_excluded(st: &AppState, caller: &Caller, name: &str, excluded: bool) -> R
         )));
     }
     check_name(name).map_err(Refusal::Bad)?;
-    let db = st.db.lock().expect("db lock");
-    if db.set_excluded(name, excluded)? {
-        let what = if excluded {
-            "excluded: no run plays on it"
-        } else {
-            "included again: runs may play on it"
-        };
-        action_log::record_in(
-            &db,
-            caller.name(),
-            Action::MachineExclude,
-            Target::Machine(name),
-            what,
-        );
-        let _ = db.event(None, "machine", &format!("{name} {what}"));
-    }
-    Ok(())
+    st.store.blocking(|db| {
+        if db.set_excluded(name, excluded)? {
+            let what = if excluded {
+                "excluded: no run plays on it"
+            } else {
+                "included again: runs may play on it"
+            };
+            action_log::record_in(
+                db,
+                caller.name(),
+                Action::MachineExclude,
+                Target::Machine(name),
+                what,
+            );
+            let _ = db.event(None, "machine", &format!("{name} {what}"));
+        }
+        Ok(())
+    })
 }
 
 /// The body of `POST /api/machines/{name}/exclude`.
@@ -109,7 +111,7 @@ pub struct ExcludeBody {
 /// `POST /api/machines/{name}/exclude` with `{"excluded": true|false}`: the machine.
 pub async fn exclude(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
     body: Result<Json<ExcludeBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
@@ -137,7 +139,7 @@ pub struct ExcludeForm {
 /// the refusal on a page of its own.
 pub async fn exclude_form(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
     Form(f): Form<ExcludeForm>,
 ) -> Response {
@@ -146,16 +148,17 @@ pub async fn exclude_form(
         "false" => false,
         other => {
             let r = Refusal::Bad(format!("excluded '{other}': true or false"));
-            return refused(r);
+            return refused(&Page::of(&caller), r);
         }
     };
+    let page = Page::of(&caller);
     match blocking(&st, move |st| set_excluded(st, &caller, &name, excluded)).await {
         Ok(()) => Redirect::to("/machines#known").into_response(),
-        Err(r) => refused(r),
+        Err(r) => refused(&page, r),
     }
 }
 
-fn refused(r: Refusal) -> Response {
+fn refused(page: &Page, r: Refusal) -> Response {
     let code = StatusCode::from_u16(r.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = format!(
         "<p class=\"err\" id=\"error\">{}</p><p><a href=\"/machines\">The machines</a></p>",
@@ -163,7 +166,9 @@ fn refused(r: Refusal) -> Response {
     );
     (
         code,
-        Html(crate::serve::pages::html::layout("Machines", &body, "")),
+        Html(crate::serve::pages::html::layout(
+            page, "Machines", &body, "",
+        )),
     )
         .into_response()
 }

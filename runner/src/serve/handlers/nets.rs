@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::{Extension, Form, Json};
+use axum::{Form, Json};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use crate::serve::accounts::Caller;
 use crate::serve::nets::multipart::{self, Multipart};
 use crate::serve::nets::{self, Incoming, Refused};
+use crate::serve::pages::html::Page;
 use crate::serve::pages::nets::{self as page, Listed, NetsForm};
 use crate::serve::state::{AppState, Shared};
 
@@ -38,24 +39,25 @@ async fn blocking<T: Send + 'static>(
 
 /// Every net with the engines it is the default of and the runs that used it.
 fn listed(st: &AppState) -> Result<Vec<Listed>, String> {
-    let db = st.db.lock().expect("db lock");
-    let defaults = db.default_nets()?;
-    db.nets()?
-        .into_iter()
-        .map(|net| {
-            let default_for = defaults
-                .iter()
-                .filter(|(_, n)| *n == net.name)
-                .map(|(e, _)| e.clone())
-                .collect();
-            let runs = db.runs_using_net(&net.name)?;
-            Ok(Listed {
-                net,
-                default_for,
-                runs,
+    st.store.blocking(|db| {
+        let defaults = db.default_nets()?;
+        db.nets()?
+            .into_iter()
+            .map(|net| {
+                let default_for = defaults
+                    .iter()
+                    .filter(|(_, n)| *n == net.name)
+                    .map(|(e, _)| e.clone())
+                    .collect();
+                let runs = db.runs_using_net(&net.name)?;
+                Ok(Listed {
+                    net,
+                    default_for,
+                    runs,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
 }
 
 fn listed_json(l: &Listed) -> Value {
@@ -115,7 +117,7 @@ fn declared_too_large(headers: &HeaderMap, limit: u64) -> Result<(), Refused> {
 /// `POST /api/nets?name=NAME&engine=ENGINE` with the file as the body: 201 and the net.
 pub async fn upload(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Query(q): Query<UploadQuery>,
     headers: HeaderMap,
     body: Body,
@@ -173,7 +175,7 @@ fn may_remove(st: &AppState, caller: &Caller, name: &str) -> Result<(), Refused>
 /// `DELETE /api/nets/{name}`: the net removed (409 with the run ids when a run used it).
 pub async fn remove(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
 ) -> Response {
     let r = blocking(&st, move |st| {
@@ -215,7 +217,7 @@ fn set_default_as(
 /// default net of a registered engine or of `embedded`.
 pub async fn set_default(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(engine): Path<String>,
     Json(s): Json<SetDefault>,
 ) -> Response {
@@ -231,7 +233,7 @@ pub async fn set_default(
 
 /// The nets page with the form as given (`code`: 200, or the refusal's status).
 fn page_with(st: &Shared, caller: &Caller, form: &NetsForm, code: StatusCode) -> Response {
-    let engines = st.db.lock().expect("db lock").engines().map(|all| {
+    let engines = st.store.blocking(|db| db.engines()).map(|all| {
         all.into_iter()
             .filter(|e| e.removed.is_none())
             .map(|e| e.name)
@@ -240,7 +242,7 @@ fn page_with(st: &Shared, caller: &Caller, form: &NetsForm, code: StatusCode) ->
     match listed(st).and_then(|l| Ok((l, engines?))) {
         Ok((all, engines)) => (
             code,
-            Html(page::page(&all, &engines, form, caller.csrf.as_deref())),
+            Html(page::page(&Page::of(caller), &all, &engines, form)),
         )
             .into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
@@ -254,7 +256,7 @@ fn refused_page(st: &Shared, caller: &Caller, mut form: NetsForm, r: Refused) ->
 }
 
 /// `GET /nets`.
-pub async fn index(State(st): State<Shared>, Extension(caller): Extension<Caller>) -> Response {
+pub async fn index(State(st): State<Shared>, caller: Caller) -> Response {
     page_with(&st, &caller, &NetsForm::default(), StatusCode::OK)
 }
 
@@ -263,7 +265,7 @@ pub async fn index(State(st): State<Shared>, Extension(caller): Extension<Caller
 /// message and a 4xx.
 pub async fn upload_form(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -319,7 +321,7 @@ pub async fn upload_form(
 /// `POST /nets/{name}/remove`.
 pub async fn remove_form(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Path(name): Path<String>,
 ) -> Response {
     let c = caller.clone();
@@ -346,7 +348,7 @@ pub struct DefaultForm {
 /// `POST /nets/default`.
 pub async fn default_form(
     State(st): State<Shared>,
-    Extension(caller): Extension<Caller>,
+    caller: Caller,
     Form(f): Form<DefaultForm>,
 ) -> Response {
     let c = caller.clone();

@@ -15,6 +15,7 @@ use crate::serve::db::action_log::ActionFilter;
 use crate::serve::db::events::{EventFilter, KINDS};
 use crate::serve::live;
 use crate::serve::nodes::{self, Node};
+use crate::serve::pages::html::Page;
 use crate::serve::pages::ops::{self, SlotRow};
 use crate::serve::state::Shared;
 
@@ -29,12 +30,13 @@ fn check(f: &EventFilter) -> Result<(), Refusal> {
 }
 
 /// `GET /events?run=&kind=&limit=`.
-pub async fn events(State(st): State<Shared>, Query(f): Query<EventFilter>) -> Response {
+pub async fn events(State(st): State<Shared>, pg: Page, Query(f): Query<EventFilter>) -> Response {
     if let Err(e) = check(&f) {
         return (StatusCode::BAD_REQUEST, e.message().to_string()).into_response();
     }
-    match st.db.lock().expect("db lock").events(&f) {
-        Ok(ev) => Html(ops::events(&f, &ev)).into_response(),
+    let q = f.clone();
+    match st.store.read(move |db| db.events(&q)).await {
+        Ok(ev) => Html(ops::events(&pg, &f, &ev)).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     }
 }
@@ -45,27 +47,28 @@ pub async fn api_events(
     Query(f): Query<EventFilter>,
 ) -> Result<Json<Value>, ApiError> {
     check(&f)?;
-    let ev = st
-        .db
-        .lock()
-        .expect("db lock")
-        .events(&f)
-        .map_err(Refusal::Internal)?;
+    let ev = st.store.read(move |db| db.events(&f)).await;
+    let ev = ev.map_err(Refusal::Internal)?;
     Ok(Json(json!({ "events": ev })))
 }
 
 /// `GET /actions?user=&action=&target=&from=&to=&limit=`: the actions log (a bad filter:
 /// the page with its message, 400).
-pub async fn actions(State(st): State<Shared>, Query(f): Query<ActionFilter>) -> Response {
+pub async fn actions(
+    State(st): State<Shared>,
+    pg: Page,
+    Query(f): Query<ActionFilter>,
+) -> Response {
     let (since, until) = match action_log::window(&f) {
         Ok(w) => w,
         Err(m) => {
-            let page = crate::serve::pages::actions::page(&f, &[], Some(&m));
+            let page = crate::serve::pages::actions::page(&pg, &f, &[], Some(&m));
             return (StatusCode::BAD_REQUEST, Html(page)).into_response();
         }
     };
-    match st.db.lock().expect("db lock").actions(&f, since, until) {
-        Ok(rows) => Html(crate::serve::pages::actions::page(&f, &rows, None)).into_response(),
+    let q = f.clone();
+    match st.store.read(move |db| db.actions(&q, since, until)).await {
+        Ok(rows) => Html(crate::serve::pages::actions::page(&pg, &f, &rows, None)).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     }
 }
@@ -77,12 +80,8 @@ pub async fn api_actions(
     Query(f): Query<ActionFilter>,
 ) -> Result<Json<Value>, ApiError> {
     let (since, until) = action_log::window(&f).map_err(Refusal::Bad)?;
-    let rows = st
-        .db
-        .lock()
-        .expect("db lock")
-        .actions(&f, since, until)
-        .map_err(Refusal::Internal)?;
+    let rows = st.store.read(move |db| db.actions(&f, since, until)).await;
+    let rows = rows.map_err(Refusal::Internal)?;
     Ok(Json(json!({ "actions": rows })))
 }
 
@@ -93,7 +92,7 @@ fn slots(st: &Shared) -> Vec<SlotRow> {
         .slots()
         .into_iter()
         .filter_map(|s| {
-            let run = st.db.lock().expect("db lock").get(s.run).ok().flatten()?;
+            let run = st.store.blocking(|db| db.get(s.run)).ok().flatten()?;
             let l = live::live(
                 run.kind.as_str(),
                 &run.words,
@@ -160,9 +159,10 @@ async fn look(st: &Shared) -> Machines {
 }
 
 /// `GET /machines`.
-pub async fn machines(State(st): State<Shared>) -> Response {
+pub async fn machines(State(st): State<Shared>, pg: Page) -> Response {
     let (rows, nodes, known) = look(&st).await;
     let mut page = ops::machines(
+        &pg,
         &backend(&st),
         st.sched.cores(),
         st.sched.slurm().is_some(),
@@ -173,7 +173,7 @@ pub async fn machines(State(st): State<Shared>) -> Response {
         page.insert_str(at, &ops::nodes_table(&nodes));
     }
     let at = page.rfind("<p><a href=\"/events\">").unwrap_or(page.len());
-    page.insert_str(at, &ops::known_table(&known.0, &known.1));
+    page.insert_str(at, &ops::known_table(&pg, &known.0, &known.1));
     Html(page).into_response()
 }
 

@@ -10,17 +10,18 @@ use crate::job::Section;
 use crate::serve::accounts::run_access::RunId;
 use crate::serve::db::runs::{Filter, Run, State as RunState};
 use crate::serve::live::{self, Live};
+use crate::serve::pages::html::Page;
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
 use crate::serve::{actions, engines, views, words};
 
 /// The runs of `f`, each with its live numbers.
 fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
-    let runs = st.db.lock().expect("db lock").list(f)?;
+    let runs = st.store.blocking(|db| db.list(f))?;
     Ok(runs
         .into_iter()
         .map(|r| {
-            let l = live::of(&st.db, &r);
+            let l = live::of(&st.store, &r);
             (r, l)
         })
         .collect())
@@ -30,13 +31,14 @@ fn internal(e: String) -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, e).into_response()
 }
 
-/// The index page with the form as given (`code`: 200, or the refusal's status).
-pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
+/// The index page for `page`'s caller with the form as given (`code`: 200, or the
+/// refusal's status).
+pub fn index_with(st: &Shared, page: &Page, form: &FormState, code: StatusCode) -> Response {
     let f = Filter {
         limit: Some(200),
         ..Filter::default()
     };
-    let engines = st.db.lock().expect("db lock").engines().map(|all| {
+    let engines = st.store.blocking(|db| db.engines()).map(|all| {
         all.into_iter()
             .filter(|e| e.removed.is_none())
             .map(|e| e.name)
@@ -46,6 +48,7 @@ pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
         Ok((runs, engines)) => (
             code,
             Html(pages::index::page(
+                page,
                 &runs,
                 &words::kinds(),
                 &engines,
@@ -63,7 +66,7 @@ pub fn index_with(st: &Shared, form: &FormState, code: StatusCode) -> Response {
 }
 
 /// `GET /`.
-pub async fn index(State(st): State<Shared>) -> Response {
+pub async fn index(State(st): State<Shared>, page: Page) -> Response {
     let form = FormState {
         kind: words::kinds()
             .first()
@@ -72,7 +75,7 @@ pub async fn index(State(st): State<Shared>) -> Response {
         throughput: actions::DEFAULT_THROUGHPUT.to_string(),
         ..FormState::default()
     };
-    index_with(&st, &form, StatusCode::OK)
+    index_with(&st, &page, &form, StatusCode::OK)
 }
 
 /// `GET /favicon.ico`: nothing (204), so a browser's request for it is no 404 in the log;
@@ -83,14 +86,15 @@ pub async fn favicon() -> StatusCode {
 
 /// `GET /search?kind=&state=&q=&engine=&branch=&author=&verdict=&from=&to=`: a bad filter
 /// is a 400 with the search form and the message.
-pub async fn search(State(st): State<Shared>, Query(f): Query<Filter>) -> Response {
+pub async fn search(State(st): State<Shared>, pg: Page, Query(f): Query<Filter>) -> Response {
     let engines = registered(&st);
     if let Err(e) = f.check() {
-        let page = pages::search::page(&f, &words::kinds(), &engines, &[], Some(&e));
+        let page = pages::search::page(&pg, &f, &words::kinds(), &engines, &[], Some(&e));
         return (StatusCode::BAD_REQUEST, Html(page)).into_response();
     }
     match with_live(&st, &f) {
         Ok(runs) => Html(pages::search::page(
+            &pg,
             &f,
             &words::kinds(),
             &engines,
@@ -104,7 +108,7 @@ pub async fn search(State(st): State<Shared>, Query(f): Query<Filter>) -> Respon
 
 /// The registered engines' names (removed ones too: their runs are still found).
 fn registered(st: &Shared) -> Vec<String> {
-    let all = st.db.lock().expect("db lock").engines();
+    let all = st.store.blocking(|db| db.engines());
     all.map(|all| all.into_iter().map(|e| e.name).collect())
         .unwrap_or_default()
 }
@@ -114,7 +118,7 @@ fn registered(st: &Shared) -> Vec<String> {
 pub async fn row(State(st): State<Shared>, RunId(id): RunId) -> Response {
     match actions::get(&st, id) {
         Ok(run) => {
-            let live = live::of(&st.db, &run);
+            let live = live::of(&st.store, &run);
             Html(pages::rows(&[(run, live)])).into_response()
         }
         Err(e) => ApiError::from(e).into_response(),
@@ -122,7 +126,7 @@ pub async fn row(State(st): State<Shared>, RunId(id): RunId) -> Response {
 }
 
 /// `GET /runs/{id}`.
-pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
+pub async fn run(State(st): State<Shared>, page: Page, RunId(id): RunId) -> Response {
     let run = match actions::get(&st, id) {
         Ok(r) => r,
         Err(e) => return (StatusCode::NOT_FOUND, e.message().to_string()).into_response(),
@@ -130,7 +134,7 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let dir = std::path::Path::new(&run.dir);
     // One read of the run's files for the whole page: its numbers, its status lines and a
     // tune's section are of one moment.
-    let live::Reading { live: l, tune } = live::reading(&st.db, &run);
+    let live::Reading { live: l, tune } = live::reading(&st.store, &run);
     let cluster = crate::serve::slurm::is_cluster_run(dir);
     let has_page = cluster
         || (run.kind.served_page().status_page
@@ -150,13 +154,11 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let build_log = dir.join(crate::serve::builder::BUILD_LOG);
     let engines = tokio::task::spawn_blocking(move || {
         let rows = st2
-            .db
-            .lock()
-            .expect("db lock")
-            .run_engines(id)
+            .store
+            .blocking(|db| db.run_engines(id))
             .unwrap_or_default();
         let diff = engines::diff(&st2, &rows);
-        let nets = st2.db.lock().expect("db lock").run_nets(id);
+        let nets = st2.store.blocking(|db| db.run_nets(id));
         let log = std::fs::read_to_string(&build_log).unwrap_or_default();
         pages::engines::run_section(&rows, diff.as_ref(), queued, &log)
             + &pages::nets::run_section(&nets.unwrap_or_default())
@@ -181,6 +183,7 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     .await
     .unwrap_or_default();
     Html(pages::run::page(
+        &page,
         &run,
         &l,
         &listing(dir),

@@ -78,7 +78,7 @@ pub fn check_name(name: &str) -> Result<(), Refused> {
 pub fn check_upload(st: &AppState, name: &str, engine: &str) -> Result<String, Refused> {
     check_name(name)?;
     let build = engine_build(st, engine)?;
-    if st.db.lock().expect("db lock").net(name)?.is_some() {
+    if st.store.blocking(|db| db.net(name))?.is_some() {
         return Err(Refused::with(
             409,
             format!("net {name} exists already: choose another name (or remove it first)"),
@@ -93,7 +93,7 @@ fn engine_build(st: &AppState, engine: &str) -> Result<String, Refused> {
     if engine == EMBEDDED {
         return Ok("spar".into());
     }
-    let known = st.db.lock().expect("db lock").engine(engine)?;
+    let known = st.store.blocking(|db| db.engine(engine))?;
     match known {
         Some(e) if e.removed.is_none() => Ok(e.build),
         _ => Err(Refused::bad(format!(
@@ -193,27 +193,28 @@ pub fn store(
         tmp.persist(&target)
             .map_err(|e| format!("cannot store {}: {}", target.display(), e.error))?;
     }
-    let db = st.db.lock().expect("db lock");
-    let stored = db.insert_net(name, &sha, size as i64, engine, uploader);
-    if !matches!(stored, Ok(true)) {
-        if new_file {
-            let _ = std::fs::remove_file(&target);
+    st.store.blocking(|db| {
+        let stored = db.insert_net(name, &sha, size as i64, engine, uploader);
+        if !matches!(stored, Ok(true)) {
+            if new_file {
+                let _ = std::fs::remove_file(&target);
+            }
+            stored?;
+            return Err(Refused::with(409, format!("net {name} exists already")));
         }
-        stored?;
-        return Err(Refused::with(409, format!("net {name} exists already")));
-    }
-    let detail = format!("{} ({size} bytes) for engine {engine}", &sha[..12]);
-    record_in(&db, uploader, Action::NetUpload, Target::Net(name), &detail);
-    let _ = db.event(
-        None,
-        "net",
-        &format!(
-            "net {name} uploaded by {}: {} ({size} bytes) for engine {engine}",
-            uploader.unwrap_or("anyone"),
-            &sha[..12]
-        ),
-    );
-    Ok(db.net(name)?.expect("the net was stored"))
+        let detail = format!("{} ({size} bytes) for engine {engine}", &sha[..12]);
+        record_in(db, uploader, Action::NetUpload, Target::Net(name), &detail);
+        let _ = db.event(
+            None,
+            "net",
+            &format!(
+                "net {name} uploaded by {}: {} ({size} bytes) for engine {engine}",
+                uploader.unwrap_or("anyone"),
+                &sha[..12]
+            ),
+        );
+        Ok(db.net(name)?.expect("the net was stored"))
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -222,10 +223,8 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The net `name` (404 when none has that name).
 pub fn get(st: &AppState, name: &str) -> Result<Net, Refused> {
-    st.db
-        .lock()
-        .expect("db lock")
-        .net(name)?
+    st.store
+        .blocking(|db| db.net(name))?
         .ok_or_else(|| Refused::with(404, format!("no net '{name}' is uploaded (see /nets)")))
 }
 
@@ -234,56 +233,57 @@ pub fn get(st: &AppState, name: &str) -> Result<Net, Refused> {
 /// file, when no other name has it, is moved to `DATA/archive/nets/SHA` (never deleted).
 pub fn remove(st: &AppState, name: &str, by: Option<&str>) -> Result<Net, Refused> {
     let net = get(st, name)?;
-    let db = st.db.lock().expect("db lock");
-    let runs = db.runs_using_net(&net.name)?;
-    if !runs.is_empty() {
-        let ids: Vec<String> = runs.iter().map(i64::to_string).collect();
-        return Err(Refused::with(
-            409,
-            format!(
-                "net {name}: run{} {} used it, and a net a run used is never removed (its \
-                 results stay reproducible)",
-                if ids.len() == 1 { "" } else { "s" },
-                ids.join(", ")
+    st.store.blocking(|db| {
+        let runs = db.runs_using_net(&net.name)?;
+        if !runs.is_empty() {
+            let ids: Vec<String> = runs.iter().map(i64::to_string).collect();
+            return Err(Refused::with(
+                409,
+                format!(
+                    "net {name}: run{} {} used it, and a net a run used is never removed (its \
+                     results stay reproducible)",
+                    if ids.len() == 1 { "" } else { "s" },
+                    ids.join(", ")
+                ),
+            ));
+        }
+        let defaults: Vec<String> = db
+            .default_nets()?
+            .into_iter()
+            .filter(|(_, n)| n == name)
+            .map(|(e, _)| e)
+            .collect();
+        if !defaults.is_empty() {
+            return Err(Refused::with(
+                409,
+                format!(
+                    "net {name} is the default net of engine {}: set another default (or none) \
+                     first",
+                    defaults.join(", ")
+                ),
+            ));
+        }
+        let left = db.delete_net(name, &net.sha)?;
+        let mut whereto = String::from("its file stays (another name has it)");
+        if left == 0 {
+            let archive = st.data_dir.join("archive").join("nets");
+            std::fs::create_dir_all(&archive).map_err(|e| format!("{}: {e}", archive.display()))?;
+            let target = archive.join(&net.sha);
+            std::fs::rename(file_of(st, &net.sha), &target)
+                .map_err(|e| format!("cannot move the net's file to {}: {e}", target.display()))?;
+            whereto = format!("its file is in {}", target.display());
+        }
+        record_in(db, by, Action::NetRemove, Target::Net(name), &whereto);
+        let _ = db.event(
+            None,
+            "net",
+            &format!(
+                "net {name} removed by {}: {whereto}",
+                by.unwrap_or("anyone")
             ),
-        ));
-    }
-    let defaults: Vec<String> = db
-        .default_nets()?
-        .into_iter()
-        .filter(|(_, n)| n == name)
-        .map(|(e, _)| e)
-        .collect();
-    if !defaults.is_empty() {
-        return Err(Refused::with(
-            409,
-            format!(
-                "net {name} is the default net of engine {}: set another default (or none) \
-                 first",
-                defaults.join(", ")
-            ),
-        ));
-    }
-    let left = db.delete_net(name, &net.sha)?;
-    let mut whereto = String::from("its file stays (another name has it)");
-    if left == 0 {
-        let archive = st.data_dir.join("archive").join("nets");
-        std::fs::create_dir_all(&archive).map_err(|e| format!("{}: {e}", archive.display()))?;
-        let target = archive.join(&net.sha);
-        std::fs::rename(file_of(st, &net.sha), &target)
-            .map_err(|e| format!("cannot move the net's file to {}: {e}", target.display()))?;
-        whereto = format!("its file is in {}", target.display());
-    }
-    record_in(&db, by, Action::NetRemove, Target::Net(name), &whereto);
-    let _ = db.event(
-        None,
-        "net",
-        &format!(
-            "net {name} removed by {}: {whereto}",
-            by.unwrap_or("anyone")
-        ),
-    );
-    Ok(net)
+        );
+        Ok(net)
+    })
 }
 
 /// Sets (or, with `None`, clears) the default net of `engine` (a registered engine's name
@@ -301,23 +301,24 @@ pub fn set_default(
         })?),
         None => None,
     };
-    let db = st.db.lock().expect("db lock");
-    match &net {
-        Some(n) => db.set_default_net(engine, &n.name, by)?,
-        None => db.clear_default_net(engine)?,
-    }
-    let what = net.as_ref().map_or("none".to_string(), |n| n.name.clone());
-    let detail = format!("default net: {what}");
-    record_in(&db, by, Action::NetDefault, Target::Engine(engine), &detail);
-    let _ = db.event(
-        None,
-        "net",
-        &format!(
-            "the default net of engine {engine} is {what} (set by {})",
-            by.unwrap_or("anyone")
-        ),
-    );
-    Ok(net)
+    st.store.blocking(|db| {
+        match &net {
+            Some(n) => db.set_default_net(engine, &n.name, by)?,
+            None => db.clear_default_net(engine)?,
+        }
+        let what = net.as_ref().map_or("none".to_string(), |n| n.name.clone());
+        let detail = format!("default net: {what}");
+        record_in(db, by, Action::NetDefault, Target::Engine(engine), &detail);
+        let _ = db.event(
+            None,
+            "net",
+            &format!(
+                "the default net of engine {engine} is {what} (set by {})",
+                by.unwrap_or("anyone")
+            ),
+        );
+        Ok(net)
+    })
 }
 
 #[cfg(test)]

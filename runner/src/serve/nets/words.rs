@@ -48,7 +48,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunNe
                         group.join(" ")
                     ));
                 }
-                let net = st.db.lock().expect("db lock").net(&name)?.ok_or_else(|| {
+                let net = st.store.blocking(|db| db.net(&name))?.ok_or_else(|| {
                     format!("net={name}: no net '{name}' is uploaded (upload it on /nets)")
                 })?;
                 (net, "named")
@@ -59,7 +59,7 @@ pub fn expand(st: &AppState, words: &[String]) -> Result<(Vec<String>, Vec<RunNe
                     value(group, "engine").or_else(|| (!external).then(|| EMBEDDED.to_string()));
                 let default = match engine {
                     Some(e) if !chooses_eval(group) && !each_chooses => {
-                        st.db.lock().expect("db lock").default_net(&e)?
+                        st.store.blocking(|db| db.default_net(&e))?
                     }
                     _ => None,
                 };

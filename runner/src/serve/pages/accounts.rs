@@ -1,8 +1,8 @@
 //! The accounts' pages: sign in, sign up, an account's page with its API tokens, and the
-//! admin's users page. Every POST form here gets its CSRF field from the accounts guard,
-//! as every other page's does.
+//! admin's users page. Every POST form here opens with its CSRF field
+//! ([`Page::csrf_field`]), as every other page's does.
 
-use super::html::{esc, layout, time};
+use super::html::{esc, layout, time, Page};
 use crate::serve::accounts::ROLES;
 use crate::serve::db::users::{Token, User};
 
@@ -13,9 +13,10 @@ fn error(message: Option<&str>) -> String {
 }
 
 /// `/login`: the sign-in form.
-pub fn login(name: &str, message: Option<&str>) -> String {
+pub fn login(page: &Page, name: &str, message: Option<&str>) -> String {
+    let csrf = page.csrf_field();
     let body = format!(
-        "{}<form method=\"post\" action=\"/login\">\
+        "{}<form method=\"post\" action=\"/login\">{csrf}\
          <p><label>Name <input name=\"name\" value=\"{}\" autocomplete=\"username\"></label></p>\
          <p><label>Password <input type=\"password\" name=\"password\" \
          autocomplete=\"current-password\"></label></p>\
@@ -24,17 +25,18 @@ pub fn login(name: &str, message: Option<&str>) -> String {
         error(message),
         esc(name)
     );
-    layout("Sign in", &body, "")
+    layout(page, "Sign in", &body, "")
 }
 
 /// `/signup`: the sign-up form, or what became of a sign-up (`done`).
-pub fn signup(name: &str, message: Option<&str>, done: Option<&str>) -> String {
+pub fn signup(page: &Page, name: &str, message: Option<&str>, done: Option<&str>) -> String {
+    let csrf = page.csrf_field();
     if let Some(done) = done {
         let body = format!("<p id=\"done\">{}</p>", esc(done));
-        return layout("Sign up", &body, "");
+        return layout(page, "Sign up", &body, "");
     }
     let body = format!(
-        "{}<form method=\"post\" action=\"/signup\">\
+        "{}<form method=\"post\" action=\"/signup\">{csrf}\
          <p><label>Name <input name=\"name\" value=\"{}\" autocomplete=\"username\"></label> \
          (letters, digits, <code>_ - .</code>)</p>\
          <p><label>Password <input type=\"password\" name=\"password\" \
@@ -44,11 +46,18 @@ pub fn signup(name: &str, message: Option<&str>, done: Option<&str>) -> String {
         esc(name),
         crate::serve::accounts::MIN_PASSWORD
     );
-    layout("Sign up", &body, "")
+    layout(page, "Sign up", &body, "")
 }
 
 /// `/account`: the account, its API tokens (a new one shown once), and the token form.
-pub fn account(user: &User, tokens: &[Token], new: Option<&str>, message: Option<&str>) -> String {
+pub fn account(
+    page: &Page,
+    user: &User,
+    tokens: &[Token],
+    new: Option<&str>,
+    message: Option<&str>,
+) -> String {
+    let csrf = page.csrf_field();
     let shown = new.map_or(String::new(), |t| {
         format!(
             "<p>Your new API token (shown only now: copy it):</p><pre id=\"token\">{}</pre>\
@@ -62,7 +71,7 @@ pub fn account(user: &User, tokens: &[Token], new: Option<&str>, message: Option
         .map(|t| {
             format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td><form class=\"inline\" \
-                 method=\"post\" action=\"/account/tokens/{}/revoke\"><button>revoke</button>\
+                 method=\"post\" action=\"/account/tokens/{}/revoke\">{csrf}<button>revoke</button>\
                  </form></td></tr>",
                 esc(&t.label),
                 time(Some(t.created)),
@@ -74,18 +83,19 @@ pub fn account(user: &User, tokens: &[Token], new: Option<&str>, message: Option
     let body = format!(
         "{}<p>Signed in as <b>{}</b> ({}).</p>{shown}<h2>API tokens</h2>\
          <table><tr><th>label</th><th>created</th><th>last used</th><th></th></tr>{rows}</table>\
-         <form method=\"post\" action=\"/account/tokens\"><label>Label \
+         <form method=\"post\" action=\"/account/tokens\">{csrf}<label>Label \
          <input name=\"label\"></label> <button>New token</button></form>",
         error(message),
         esc(&user.name),
         esc(&user.role),
     );
-    layout("Account", &body, "")
+    layout(page, "Account", &body, "")
 }
 
 /// `/users`: pending and active accounts, with accept/reject, the role and whether it is
 /// trusted (its runs need no approval) of each.
-pub fn users(users: &[User], message: Option<&str>) -> String {
+pub fn users(page: &Page, users: &[User], message: Option<&str>) -> String {
+    let csrf = page.csrf_field();
     let rows: String = users
         .iter()
         .map(|u| {
@@ -99,7 +109,7 @@ pub fn users(users: &[User], message: Option<&str>) -> String {
                 .collect();
             let pending = if u.state == "pending" {
                 format!(
-                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/reject\">\
+                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/reject\">{csrf}\
                      <button>reject</button></form>"
                 )
             } else {
@@ -112,7 +122,7 @@ pub fn users(users: &[User], message: Option<&str>) -> String {
                     ("yes", "trust")
                 };
                 format!(
-                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/trust\">\
+                    "<form class=\"inline\" method=\"post\" action=\"/users/{name}/trust\">{csrf}\
                      <input type=\"hidden\" name=\"trusted\" value=\"{to}\">\
                      <button>{label}</button></form>"
                 )
@@ -127,7 +137,7 @@ pub fn users(users: &[User], message: Option<&str>) -> String {
             format!(
                 "<tr class=\"{}\" id=\"user-{name}\"><td>{name}</td><td>{}</td><td>{}</td>\
                  <td class=\"trusted\">{}</td><td>{}</td><td>\
-                 <form class=\"inline\" method=\"post\" action=\"/users/{name}/accept\">\
+                 <form class=\"inline\" method=\"post\" action=\"/users/{name}/accept\">{csrf}\
                  <select name=\"role\">{options}</select> <button>{set}</button></form> \
                  {pending}{trust}</td></tr>",
                 esc(&u.state),
@@ -143,5 +153,5 @@ pub fn users(users: &[User], message: Option<&str>) -> String {
          {rows}</table>",
         error(message)
     );
-    layout("Users", &body, "")
+    layout(page, "Users", &body, "")
 }

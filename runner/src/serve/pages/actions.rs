@@ -2,7 +2,7 @@
 //! newest first; filtered by user, action, target and dates, the filters in the URL (a GET
 //! form), every text escaped.
 
-use super::html::{esc, layout, time};
+use super::html::{esc, layout, time, Page};
 use crate::serve::action_log::Action;
 use crate::serve::db::action_log::{ActionFilter, ActionRow};
 
@@ -22,7 +22,7 @@ fn target_link(target: &str) -> String {
 }
 
 /// The page: the filter form (with `message`, a refused filter's error) and the rows.
-pub fn page(f: &ActionFilter, rows: &[ActionRow], message: Option<&str>) -> String {
+pub fn page(page: &Page, f: &ActionFilter, rows: &[ActionRow], message: Option<&str>) -> String {
     let mut kinds = String::from("<select name=\"action\"><option value=\"\">any</option>");
     for a in Action::ALL {
         let sel = if f.action.trim() == a.name() {
@@ -74,7 +74,7 @@ pub fn page(f: &ActionFilter, rows: &[ActionRow], message: Option<&str>) -> Stri
         }
         b.push_str("</table>");
     }
-    layout("Actions", &b, "")
+    layout(page, "Actions", &b, "")
 }
 
 #[cfg(test)]
@@ -95,7 +95,7 @@ mod tests {
             user: "\"><b>".into(),
             ..ActionFilter::default()
         };
-        let html = page(&f, &[row], Some("<i>bad</i>"));
+        let html = page(&Page::default(), &f, &[row], Some("<i>bad</i>"));
         assert!(html.contains("&lt;ann&gt;") && html.contains("&lt;script&gt;"));
         assert!(html.contains("value=\"&quot;&gt;&lt;b&gt;\""), "{html}");
         assert!(html.contains("&lt;i&gt;bad&lt;/i&gt;"));

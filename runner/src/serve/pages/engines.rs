@@ -2,7 +2,7 @@
 //! and the part of a run's page about its registered engines: the dev and base commits,
 //! their benches, the commit list and the diff base..dev.
 
-use super::html::{esc, layout, time};
+use super::html::{esc, layout, time, Page};
 use crate::serve::db::engines::{Engine, RunEngine};
 use crate::serve::engines::Diff;
 
@@ -18,7 +18,8 @@ pub struct EngineForm {
 }
 
 /// The engines page: each engine with its builds (sha, bench), and the form.
-pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> String {
+pub fn page(page: &Page, engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> String {
+    let csrf = page.csrf_field();
     let mut b = String::from(
         "<p>A run names a registered engine in its engine words: \
          <code>--engine name=dev engine=NAME rev=BRANCH bench=N</code>; the server builds the \
@@ -46,7 +47,7 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
                  <td>{created} UTC</td><td class=\"owner\">{owner}</td><td>{list}</td>\
                  <td>{change}</td></tr>",
                 owner = e.owner.as_deref().map_or("–".into(), esc),
-                change = change_forms(e),
+                change = change_forms(page, e),
                 n = esc(&e.name),
                 repo = esc(&e.repo),
                 build = esc(&e.build),
@@ -69,7 +70,7 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
     };
     b.push_str(&format!(
         "<h2 id=\"register\">Register an engine</h2>{error}\
-         <form method=\"post\" action=\"/engines\">\
+         <form method=\"post\" action=\"/engines\">{csrf}\
          <p><label>name <input name=\"name\" value=\"{name}\" size=\"20\"></label></p>\
          <p><label>git repository (a path on the server, or a URL) \
          <input name=\"repo\" value=\"{repo}\" size=\"60\"></label></p>\
@@ -80,13 +81,14 @@ pub fn page(engines: &[(Engine, Vec<(String, u64)>)], form: &EngineForm) -> Stri
         make = option("make", "make -j EXE=NAME, then ./NAME bench (OpenBench)"),
         spar = option("spar", "spar (the git= builder, then spar bench)"),
     ));
-    layout("Engines", &b, "")
+    layout(page, "Engines", &b, "")
 }
 
 /// An engine's edit form (repository, build) and remove button (its owner's or an
 /// admin's), the change that waits for an approver with its approve button; a removed
 /// engine's date.
-fn change_forms(e: &Engine) -> String {
+fn change_forms(page: &Page, e: &Engine) -> String {
+    let csrf = page.csrf_field();
     if e.removed.is_some() {
         return format!("removed {} UTC", time(e.removed));
     }
@@ -95,7 +97,7 @@ fn change_forms(e: &Engine) -> String {
         format!(
             "<p class=\"pending\" id=\"pending-{n}\">{by} asks to change it to \
              <code>{repo}</code> (build {build}) on {at} UTC: it waits for an approver or an \
-             admin.</p><form method=\"post\" action=\"/engines/{n}/approve\">\
+             admin.</p><form method=\"post\" action=\"/engines/{n}/approve\">{csrf}\
              <button type=\"submit\">Approve the change</button></form>",
             by = esc(&p.by),
             repo = esc(&p.repo),
@@ -108,11 +110,11 @@ fn change_forms(e: &Engine) -> String {
         format!("<option{sel}>{v}</option>")
     };
     format!(
-        "<form method=\"post\" action=\"/engines/{n}/edit\">\
+        "<form method=\"post\" action=\"/engines/{n}/edit\">{csrf}\
          <input name=\"repo\" value=\"{repo}\" size=\"30\" aria-label=\"repository\"> \
          <select name=\"build\" aria-label=\"build\">{make}{spar}</select> \
          <button type=\"submit\">Change</button></form>\
-         <form method=\"post\" action=\"/engines/{n}/remove\">\
+         <form method=\"post\" action=\"/engines/{n}/remove\">{csrf}\
          <button type=\"submit\">Remove</button></form>{pending}",
         repo = esc(&e.repo),
         make = option("make"),

@@ -1,16 +1,61 @@
-//! The page layout of the server's pages, and the one escaping function every page uses
-//! for every piece of text it did not write itself ([`esc`], the crate's, from
-//! `crate::html`).
+//! The page layout with its [`Page`] (the caller's account links and the CSRF field of
+//! each POST form), and the one escaping function every page uses for every piece of text
+//! it did not write itself ([`esc`], the crate's, from `crate::html`). Pages are written by
+//! hand rather than with a template crate: they are few and small, and one function, used
+//! everywhere, is easier to audit than a template language's rules of when it escapes.
 
 pub use crate::html::esc;
 
-/// Where the navigation's account links go: the accounts guard puts them there on a
-/// server with accounts (`serve/accounts/guard.rs`); without accounts it stays an HTML
+/// Where the navigation's account links go: on a server with accounts the page's
+/// [`Page`] puts them there (`serve/accounts/page.rs`); without accounts it stays an HTML
 /// comment.
 pub const ACCOUNT_MARK: &str = "<!--account-->";
 
-/// A whole page: `title` (escaped here), `body` (already HTML), an optional inline script.
-pub fn layout(title: &str, body: &str, script: &str) -> String {
+/// What a page shows of its caller: the navigation's account links and the session's CSRF
+/// token (made from the caller by `serve/accounts/page.rs`, where it is also an extractor).
+#[derive(Clone, Debug, Default)]
+pub struct Page {
+    /// The navigation's account links (`None`: a server without accounts, whose layout
+    /// keeps [`ACCOUNT_MARK`]).
+    links: Option<String>,
+    /// The session's CSRF token (a signed-in session only).
+    csrf: Option<String>,
+}
+
+impl Page {
+    /// A page context: the account links (`None`: none, the mark stays) and the CSRF token.
+    pub fn new(links: Option<String>, csrf: Option<String>) -> Page {
+        Page { links, csrf }
+    }
+
+    /// What the layout puts at the end of the navigation.
+    pub fn links(&self) -> &str {
+        self.links.as_deref().unwrap_or(ACCOUNT_MARK)
+    }
+
+    /// The session's CSRF token.
+    pub fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+
+    /// The hidden CSRF field that opens every `<form method="post">` of a page (empty
+    /// without a signed-in session).
+    pub fn csrf_field(&self) -> String {
+        csrf_field(self.csrf.as_deref())
+    }
+}
+
+/// `<input type="hidden" name="csrf" value="TOKEN">`, or nothing.
+pub fn csrf_field(csrf: Option<&str>) -> String {
+    csrf.map_or(String::new(), |t| {
+        format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(t))
+    })
+}
+
+/// A whole page for its caller (`page`: the account links): `title` (escaped here), `body`
+/// (already HTML, its POST forms opened with [`Page::csrf_field`]), an optional inline
+/// script.
+pub fn layout(page: &Page, title: &str, body: &str, script: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -19,9 +64,10 @@ pub fn layout(title: &str, body: &str, script: &str) -> String {
          <nav><a href=\"/\">spar serve</a> · <a href=\"/search\">search</a> · \
          <a href=\"/engines\">engines</a> · <a href=\"/nets\">nets</a> · \
          <a href=\"/machines\">machines</a> · <a href=\"/events\">events</a> · \
-         <a href=\"/actions\">actions</a>{ACCOUNT_MARK}</nav>\
+         <a href=\"/actions\">actions</a>{links}</nav>\
          <main><h1>{t}</h1>{body}</main>{script}</body></html>\n",
         t = esc(title),
+        links = page.links(),
     )
 }
 
@@ -71,7 +117,7 @@ mod tests {
 
     #[test]
     fn the_title_is_escaped_in_the_layout() {
-        let page = layout("<b>x</b>", "", "");
+        let page = layout(&Page::default(), "<b>x</b>", "", "");
         assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; · spar serve</title>"));
         assert!(!page.contains("<b>x</b>"));
     }

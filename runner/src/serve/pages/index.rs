@@ -3,7 +3,7 @@
 //! (verdict colours; a failed run's reason when it is known, `failed: disk full`), and the
 //! new-run form.
 
-use super::html::{esc, layout};
+use super::html::{esc, layout, Page};
 use super::{rows, LIVE_SCRIPT, TABLE_HEAD};
 use crate::serve::db::runs::{Run, PENDING};
 use crate::serve::form_words::EMBEDDED;
@@ -58,6 +58,7 @@ impl Notices {
 
 /// The index page; `engines`: the registered engines' names, for the form.
 pub fn page(
+    page: &Page,
     runs: &[(Run, Live)],
     kinds: &[&str],
     engines: &[String],
@@ -101,13 +102,14 @@ pub fn page(
         "Finished",
         &["finished", "failed", "stopped"],
     ));
-    body.push_str(&form_html(kinds, engines, form));
-    layout("Runs", &body, LIVE_SCRIPT)
+    body.push_str(&form_html(page, kinds, engines, form));
+    layout(page, "Runs", &body, LIVE_SCRIPT)
 }
 
 /// The new-run form: the kind, the engine fields (OpenBench's dev and base), the words,
 /// the priority, the throughput and the note.
-pub fn form_html(kinds: &[&str], engines: &[String], form: &FormState) -> String {
+pub fn form_html(page: &Page, kinds: &[&str], engines: &[String], form: &FormState) -> String {
+    let csrf = page.csrf_field();
     let options: String = kinds
         .iter()
         .map(|k| {
@@ -119,7 +121,7 @@ pub fn form_html(kinds: &[&str], engines: &[String], form: &FormState) -> String
         format!("<p class=\"err\" id=\"error\">{}</p>", esc(e))
     });
     format!(
-        "<h2 id=\"new\">New run</h2>{error}<form method=\"post\" action=\"/runs\">\
+        "<h2 id=\"new\">New run</h2>{error}<form method=\"post\" action=\"/runs\">{csrf}\
          <p><label>kind <select name=\"kind\">{options}</select></label></p>\
          {engine_fields}\
          <p><label>words (as after <code>spar KIND</code>; quotes keep spaces)<br>\

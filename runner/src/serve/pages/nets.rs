@@ -2,7 +2,7 @@
 //! of, the runs that used it; the upload form, the default-net form, a remove button per
 //! net) and the run page's section on the nets its sides used.
 
-use super::html::{esc, layout, time};
+use super::html::{esc, layout, time, Page};
 use crate::serve::db::nets::{Net, RunNet};
 use crate::serve::nets::EMBEDDED;
 
@@ -42,9 +42,10 @@ fn engine_options(engines: &[String], chosen: &str) -> String {
         .collect()
 }
 
-/// The nets page. `engines`: the registered engines' names; `csrf`: the session's CSRF
-/// token, put in the upload form's action (a multipart form's token travels in the query).
-pub fn page(nets: &[Listed], engines: &[String], form: &NetsForm, csrf: Option<&str>) -> String {
+/// The nets page. `engines`: the registered engines' names; the session's CSRF token goes
+/// in the upload form's action too (a multipart form's token travels in the query).
+pub fn page(page: &Page, nets: &[Listed], engines: &[String], form: &NetsForm) -> String {
+    let csrf = page.csrf_field();
     let mut b = String::from(
         "<p>A run uses a net by name in an engine's words: <code>--engine name=dev \
          net=NAME</code> (the server gives the engine <code>option.EvalFile=</code> of the \
@@ -72,7 +73,7 @@ pub fn page(nets: &[Listed], engines: &[String], form: &NetsForm, csrf: Option<&
                 "<tr id=\"net-{name}\"><td>{name}</td><td><code title=\"{sha}\">{short}</code>\
                  </td><td>{size}</td><td>{engine}</td><td>{by}</td><td>{date} UTC</td>\
                  <td class=\"default\">{default}</td><td class=\"runs\">{runs}</td><td>\
-                 <form method=\"post\" action=\"/nets/{name}/remove\">\
+                 <form method=\"post\" action=\"/nets/{name}/remove\">{csrf}\
                  <button type=\"submit\">Remove</button></form></td></tr>",
                 name = esc(&n.name),
                 sha = esc(&n.sha),
@@ -91,13 +92,13 @@ pub fn page(nets: &[Listed], engines: &[String], form: &NetsForm, csrf: Option<&
         }
         b.push_str("</table>");
     }
-    let action = match csrf {
+    let action = match page.csrf() {
         Some(c) => format!("/nets?csrf={}", esc(c)),
         None => "/nets".into(),
     };
     b.push_str(&format!(
         "<h2 id=\"upload\">Upload a net</h2>\
-         <form method=\"post\" action=\"{action}\" enctype=\"multipart/form-data\">\
+         <form method=\"post\" action=\"{action}\" enctype=\"multipart/form-data\">{csrf}\
          <p><label>name <input name=\"name\" value=\"{name}\" size=\"30\"></label></p>\
          <p><label>engine <select name=\"engine\">{options}</select></label></p>\
          <p><label>file <input type=\"file\" name=\"file\"></label></p>\
@@ -114,13 +115,13 @@ pub fn page(nets: &[Listed], engines: &[String], form: &NetsForm, csrf: Option<&
     b.push_str(&format!(
         "<h2 id=\"default\">Default net of an engine</h2>\
          <p>An approver or admin sets it; a run of that engine that names no net gets it.</p>\
-         <form method=\"post\" action=\"/nets/default\">\
+         <form method=\"post\" action=\"/nets/default\">{csrf}\
          <label>engine <select name=\"engine\">{options}</select></label> \
          <label>net <select name=\"net\">{choices}</select></label> \
          <button type=\"submit\">Set</button></form>",
         options = engine_options(engines, ""),
     ));
-    layout("Nets", &b, "")
+    layout(page, "Nets", &b, "")
 }
 
 /// The run page's section on the nets its sides used.

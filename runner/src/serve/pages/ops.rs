@@ -4,7 +4,7 @@
 //! machines the server knows, excluded or not, with their bench speed and the flags) and a
 //! run's Machines table.
 
-use super::html::{esc, layout, num, time};
+use super::html::{esc, layout, num, time, Page};
 use crate::serve::db::events::{Event, EventFilter, KINDS};
 use crate::serve::db::machines::Machine;
 use crate::serve::nodes::Node;
@@ -12,7 +12,7 @@ use crate::serve::residuals::Machines;
 use crate::serve::slurm::Shard;
 
 /// The event log page.
-pub fn events(f: &EventFilter, events: &[Event]) -> String {
+pub fn events(page: &Page, f: &EventFilter, events: &[Event]) -> String {
     let mut kinds = String::from("<select name=\"kind\"><option value=\"\">any</option>");
     for k in KINDS {
         let sel = if f.kind.as_deref() == Some(*k) {
@@ -50,7 +50,7 @@ pub fn events(f: &EventFilter, events: &[Event]) -> String {
         }
         b.push_str("</table>");
     }
-    layout("Events", &b, "")
+    layout(page, "Events", &b, "")
 }
 
 /// One child on the machines page.
@@ -67,7 +67,13 @@ pub struct SlotRow {
 }
 
 /// The machines page: `cores` shared (or the Slurm backend, described), the children.
-pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> String {
+pub fn machines(
+    page: &Page,
+    backend: &str,
+    cores: usize,
+    slurm: bool,
+    slots: &[SlotRow],
+) -> String {
     let used: usize = slots.iter().map(|s| s.cores).sum();
     let mut b = format!("<p id=\"backend\">{}</p>", esc(backend));
     if slurm {
@@ -116,7 +122,7 @@ pub fn machines(backend: &str, cores: usize, slurm: bool, slots: &[SlotRow]) -> 
         ));
     }
     b.push_str("<p><a href=\"/events\">The event log</a></p>");
-    layout("Machines", &b, "")
+    layout(page, "Machines", &b, "")
 }
 
 /// A cluster run's shards: index, done (of its share), Slurm state, age of its last
@@ -196,7 +202,8 @@ pub fn nodes_table(nodes: &Result<Vec<Node>, String>) -> String {
 
 /// The machines the server knows: each one's bench speed, whether it is excluded (with the
 /// button that changes it), and the runs' flagged shards and machines.
-pub fn known_table(machines: &[Machine], flags: &[(i64, String, i64)]) -> String {
+pub fn known_table(page: &Page, machines: &[Machine], flags: &[(i64, String, i64)]) -> String {
+    let csrf = page.csrf_field();
     let mut b = String::from(
         "<h2 id=\"known\">Machines you can trust</h2><p>Each machine's <code>spar bench</code> \
          speed (this host's, measured when the server started), and whether runs may play \
@@ -214,7 +221,7 @@ pub fn known_table(machines: &[Machine], flags: &[(i64, String, i64)]) -> String
         b.push_str(&format!(
             "<tr class=\"machine\" id=\"machine-{name}\"><td>{name}</td><td>{nps}</td>\
              <td>{t}</td><td>{ex}</td><td><form method=\"post\" \
-             action=\"/machines/{name}/exclude\"><input type=\"hidden\" name=\"excluded\" \
+             action=\"/machines/{name}/exclude\">{csrf}<input type=\"hidden\" name=\"excluded\" \
              value=\"{to}\"><button type=\"submit\">{label}</button></form></td></tr>",
             name = esc(&m.name),
             nps = m.nps.map_or("–".into(), |n| n.to_string()),

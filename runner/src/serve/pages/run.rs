@@ -2,7 +2,7 @@
 //! equivalent command line, the downloads, the note, the actions (POST forms), and a
 //! failure's last stderr lines.
 
-use super::html::{esc, layout, num, time};
+use super::html::{esc, layout, num, time, Page};
 use super::{elo, llr, LIVE_SCRIPT};
 use crate::job::Numbers;
 use crate::serve::db::runs::{Run, State, PENDING};
@@ -11,8 +11,10 @@ use crate::serve::live::Live;
 /// The page of `run`, with its `live` numbers, its `files` (name, bytes), its `command`
 /// line, the cores its child has now, and its own `sections` (HTML, may be empty): its
 /// registered engines' commits and diff, then its kind's (a tune's trajectories, a
-/// report's tables).
+/// report's tables). `page`: the caller's account links and CSRF field.
+#[allow(clippy::too_many_arguments)]
 pub fn page(
+    page: &Page,
     run: &Run,
     live: &Live,
     files: &[(String, u64)],
@@ -21,6 +23,7 @@ pub fn page(
     has_status_page: bool,
     sections: &str,
 ) -> String {
+    let csrf = page.csrf_field();
     let id = run.id;
     let verdict = live.verdict.as_deref().unwrap_or("");
     let verdict_text = live.verdict.as_deref().unwrap_or("–");
@@ -120,21 +123,21 @@ pub fn page(
     }
     b.push_str("</ul>");
     b.push_str(&format!(
-        "<h2>Note</h2><form method=\"post\" action=\"/runs/{id}/note\">\
+        "<h2>Note</h2><form method=\"post\" action=\"/runs/{id}/note\">{csrf}\
          <textarea name=\"note\" rows=\"3\">{note}</textarea><br>\
          <button type=\"submit\">Save the note</button></form>\
          <h2>Actions</h2>{approve}{stop}{resume}\
-         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/priority\">\
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/priority\">{csrf}\
          <label>priority <input name=\"priority\" value=\"{p}\" size=\"5\"></label> \
          <label>throughput <input name=\"throughput\" value=\"{t}\" size=\"5\"></label> \
          <button>Set</button></form> \
-         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/delete\">\
+         <form class=\"inline\" method=\"post\" action=\"/runs/{id}/delete\">{csrf}\
          <button>Delete (files move to the archive)</button></form>",
         note = esc(&run.note),
         // Only what the run's state allows: a finished run neither stops nor resumes.
         stop = if run.state.plays() {
             format!(
-                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\">\
+                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/stop\">{csrf}\
                  <button>Stop</button></form> "
             )
         } else {
@@ -142,7 +145,7 @@ pub fn page(
         },
         resume = if run.state.resumable() {
             format!(
-                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\">\
+                "<form class=\"inline\" method=\"post\" action=\"/runs/{id}/resume\">{csrf}\
                  <button>Resume</button></form> "
             )
         } else {
@@ -152,7 +155,7 @@ pub fn page(
             format!(
                 "<p id=\"waits\">This run waits for an approver: an approver or an admin \
                  other than its owner approves it.</p><form class=\"inline\" method=\"post\" \
-                 action=\"/runs/{id}/approve\"><button id=\"approve\">Approve</button></form> "
+                 action=\"/runs/{id}/approve\">{csrf}<button id=\"approve\">Approve</button></form> "
             )
         } else {
             String::new()
@@ -160,7 +163,12 @@ pub fn page(
         p = run.priority,
         t = run.throughput,
     ));
-    layout(&format!("Run {id}: spar {}", run.kind), &b, LIVE_SCRIPT)
+    layout(
+        page,
+        &format!("Run {id}: spar {}", run.kind),
+        &b,
+        LIVE_SCRIPT,
+    )
 }
 
 /// The approval's row: who approved the run and when, or that it waits; none for a run

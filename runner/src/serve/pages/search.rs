@@ -1,7 +1,7 @@
 //! The search: filters in the URL (`/search?kind=sprt&verdict=H1&engine=stash&q=rfp`), so
 //! a search can be shared.
 
-use super::html::{esc, layout};
+use super::html::{esc, layout, Page};
 use super::{rows, LIVE_SCRIPT, TABLE_HEAD};
 use crate::serve::db::runs::{Filter, Run, STATES, VERDICTS};
 use crate::serve::live::Live;
@@ -9,6 +9,7 @@ use crate::serve::live::Live;
 /// The search page: the form with the filter `f` filled in, then the runs that match, or
 /// the `error` of a bad filter.
 pub fn page(
+    page: &Page,
     f: &Filter,
     kinds: &[&str],
     engines: &[String],
@@ -66,5 +67,5 @@ pub fn page(
             rows(runs)
         ));
     }
-    layout("Search", &body, LIVE_SCRIPT)
+    layout(page, "Search", &body, LIVE_SCRIPT)
 }

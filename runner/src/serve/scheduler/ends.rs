@@ -205,13 +205,14 @@ impl Scheduler {
     /// started again, and [`Scheduler::flush`] writes it once the database can take it.
     pub(super) fn record(&self, id: i64, end: End) {
         let written = self.space.retry(|| {
-            let db = self.db.lock().expect("db lock");
-            db.atomically(|db| {
-                db.ended(id, end.state, end.code, &end.tail)?;
-                if let Some(numbers) = &end.numbers {
-                    db.set_last_live(id, numbers)?;
-                }
-                db.event(Some(id), end.kind, &end.message)
+            self.store.blocking(|db| {
+                db.atomically(|db| {
+                    db.ended(id, end.state, end.code, &end.tail)?;
+                    if let Some(numbers) = &end.numbers {
+                        db.set_last_live(id, numbers)?;
+                    }
+                    db.event(Some(id), end.kind, &end.message)
+                })
             })
         });
         let mut unrecorded = self.unrecorded.lock().expect("unrecorded lock");

@@ -30,10 +30,10 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use super::db::runs::{Run, State};
-use super::db::Db;
 use super::disk::Space;
 use super::settings::SlurmSettings;
 use super::share::{share, Want};
+use super::store::Store;
 use super::words;
 use ends::{Backoffs, End};
 
@@ -72,7 +72,7 @@ pub struct Slot {
 pub struct Scheduler {
     cores: usize,
     exe: PathBuf,
-    db: Arc<Mutex<Db>>,
+    store: Store,
     children: Mutex<HashMap<i64, Playing>>,
     wake: (Mutex<bool>, Condvar),
     /// The server is shutting down: no child starts.
@@ -95,24 +95,23 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler of `cores` cores starting `exe` (this spar) for the runs in `db`, whose
+    /// A scheduler of `cores` cores starting `exe` (this spar) for the runs in `store`, whose
     /// data directory's space is `space`. The runs left `running` by an earlier server are
     /// queued again (their files resume); on a full disk one that cannot be written so
     /// stays `running` in the database, and resumes all the same once there is room.
     pub fn new(
         cores: usize,
         exe: PathBuf,
-        db: Arc<Mutex<Db>>,
+        store: Store,
         space: Arc<Space>,
     ) -> Result<Scheduler, String> {
-        let active = db.lock().expect("db lock").active()?;
+        let active = store.blocking(|db| db.active())?;
         for run in active.iter().filter(|r| r.state == State::Running) {
             eprintln!(
                 "spar serve: run {} was running: it resumes from its files",
                 run.id
             );
-            let queued =
-                space.retry(|| db.lock().expect("db lock").set_state(run.id, State::Queued));
+            let queued = space.retry(|| store.blocking(|db| db.set_state(run.id, State::Queued)));
             if let Err(e) = queued {
                 eprintln!(
                     "spar serve: run {}: cannot queue it again ({e}): it stays 'running' in the \
@@ -124,7 +123,7 @@ impl Scheduler {
         Ok(Scheduler {
             cores,
             exe,
-            db,
+            store,
             children: Mutex::new(HashMap::new()),
             wake: (Mutex::new(false), Condvar::new()),
             closing: AtomicBool::new(false),
@@ -191,7 +190,7 @@ impl Scheduler {
 
     /// Records an event (a failure to record it is only reported).
     fn event(&self, run: Option<i64>, kind: &str, message: &str) {
-        if let Err(e) = self.db.lock().expect("db lock").event(run, kind, message) {
+        if let Err(e) = self.store.blocking(|db| db.event(run, kind, message)) {
             eprintln!("spar serve: event log: {e}");
         }
     }
@@ -250,10 +249,9 @@ impl Scheduler {
         // A run whose registered engines are not built yet waits for the builder; one whose
         // end is not recorded yet, or that waits after failing the same way again, too.
         let active = {
-            let db = self.db.lock().expect("db lock");
-            let unbuilt = db.unbuilt()?;
-            let mut active = db.active()?;
-            drop(db);
+            let (unbuilt, mut active) = self
+                .store
+                .blocking(|db| Ok::<_, String>((db.unbuilt()?, db.active()?)))?;
             active.retain(|r| !unbuilt.contains(&r.id) && !self.held(r.id));
             active
         };
@@ -270,7 +268,7 @@ impl Scheduler {
         let slots = self.cores;
         // An excluded local host plays nothing: its children stop gracefully and resume
         // when an admin lets it play again.
-        let host_excluded = self.slurm.is_none() && super::machines::local_excluded(&self.db);
+        let host_excluded = self.slurm.is_none() && super::machines::local_excluded(&self.store);
         let mut events = Vec::new();
         let mut children = self.children.lock().expect("children lock");
         let shares: HashMap<i64, usize> = match &self.slurm {
@@ -360,9 +358,9 @@ impl Scheduler {
                     );
                     // The child plays whether or not this is recorded (a full disk): it is
                     // in `children`, so it is never started twice.
-                    let db = self.db.lock().expect("db lock");
-                    let started = db.started(run.id).and_then(|()| db.clear_last_live(run.id));
-                    drop(db);
+                    let started = self.store.blocking(|db| {
+                        db.started(run.id).and_then(|()| db.clear_last_live(run.id))
+                    });
                     if let Err(e) = started {
                         eprintln!("spar serve: run {}: {e}", run.id);
                     }
@@ -428,19 +426,19 @@ impl Scheduler {
                     dir,
                     s,
                     cores as u64,
-                    &self.db.lock().expect("db lock").excluded_machines()?,
+                    &self.store.blocking(|db| db.excluded_machines())?,
                 ),
                 super::slurm::is_cluster_run(dir),
             ),
             None => {
                 let resume = words::has_progress(&*run.kind, dir, &run.words);
-                let host = super::machines::local_nps(&self.db);
+                let host = super::machines::local_nps(&self.store);
                 let (plays, how) =
                     super::nps_scale::for_child(&run.words, self.reference_nps, host)?;
                 if let Some(how) = how {
                     let line = words::command_line(&*run.kind, &plays, dir);
-                    let db = self.db.lock().expect("db lock");
-                    db.set_scaled(run.id, how.factor, &line)?;
+                    self.store
+                        .blocking(|db| db.set_scaled(run.id, how.factor, &line))?;
                     scaled = Some(how);
                 }
                 (words::argv(&*run.kind, &plays, dir, cores, resume), resume)
@@ -528,7 +526,7 @@ impl Scheduler {
             let id = run.id;
             // Its state now (the user may have stopped or deleted it); when the database
             // cannot be read, it is taken as still running.
-            let now = match self.db.lock().expect("db lock").get(id) {
+            let now = match self.store.blocking(|db| db.get(id)) {
                 Ok(Some(r)) => r.state,
                 Ok(None) => continue,
                 Err(e) => {
