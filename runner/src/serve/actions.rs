@@ -148,12 +148,7 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     let priority = s.priority.unwrap_or(0);
     let throughput = s.throughput.unwrap_or(DEFAULT_THROUGHPUT);
     check_schedule(priority, throughput)?;
-    let tmp = st.data_dir.join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("check-")
-        .tempdir_in(&tmp)
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let scratch = st.scratch()?;
     // Nets named in the words (`net=NAME`), and the engines' default nets, become
     // `option.EvalFile=DATA/nets/SHA` first: `engine=NAME` still says whose default it is.
     let (words, nets) = super::nets::words::expand(st, &s.words).map_err(Refusal::Bad)?;

@@ -93,12 +93,7 @@ fn built_words(
 ) -> Result<(Vec<String>, Vec<super::db::engines::RunEngine>), String> {
     let (words, rows) =
         super::engine_words::build(st, words, note).map_err(|e| e.message().to_string())?;
-    let tmp = st.data_dir.join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("check-")
-        .tempdir_in(&tmp)
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let scratch = st.scratch()?;
     let plain = super::nps_scale::strip(&words);
     (st.check)(kind, &plain, scratch.path())?;
     Ok((words, rows))

@@ -41,6 +41,17 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// A fresh directory under `DATA/tmp` (removed when dropped), where a check of a run's
+    /// words points the run's output flags.
+    pub fn scratch(&self) -> Result<tempfile::TempDir, String> {
+        let tmp = self.data_dir.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        tempfile::Builder::new()
+            .prefix("check-")
+            .tempdir_in(&tmp)
+            .map_err(|e| format!("{}: {e}", tmp.display()))
+    }
+
     /// The directory of run `id`.
     pub fn run_dir(&self, id: i64) -> PathBuf {
         self.data_dir.join("runs").join(id.to_string())

@@ -19,7 +19,7 @@ use crate::serve::db::engines::Engine;
 use crate::serve::engines::{self, Edit, Edited, Register};
 use crate::serve::pages::engines::{self as page, EngineForm};
 use crate::serve::pages::html::Page;
-use crate::serve::state::Shared;
+use crate::serve::state::{AppState, Shared};
 
 /// The cached builds of an engine: (sha, bench), by sha.
 pub fn builds_of(st: &Shared, name: &str) -> Vec<(String, u64)> {
@@ -212,13 +212,8 @@ pub async fn edit_form(
         repo: Some(f.repo),
         build: Some(f.build).filter(|b| !b.trim().is_empty()),
     };
-    let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| {
-        engines::edit(st, &n, &ed, &c2).map_err(Refusal::from)
-    })
-    .await;
-    let r = logged(&st, &c, Action::EngineChange, &name, r, edited);
-    after_change(&st, &c, &name, r.map(|_| ()))
+    let change = move |st: &AppState, n: &str, c: &Caller| engines::edit(st, n, &ed, c);
+    form_change(st, c, name, Action::EngineChange, change, edited).await
 }
 
 /// `POST /engines/{name}/remove`.
@@ -227,13 +222,10 @@ pub async fn remove_form(
     c: Caller,
     Path(name): Path<String>,
 ) -> Response {
-    let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| {
-        engines::remove(st, &n, &c2).map_err(Refusal::from)
+    form_change(st, c, name, Action::EngineRemove, engines::remove, |_| {
+        String::new()
     })
-    .await;
-    let r = logged(&st, &c, Action::EngineRemove, &name, r, |_| String::new());
-    after_change(&st, &c, &name, r.map(|_| ()))
+    .await
 }
 
 /// `POST /engines/{name}/approve`: an approver or an admin approves the change that waits.
@@ -242,12 +234,23 @@ pub async fn approve_form(
     c: Caller,
     Path(name): Path<String>,
 ) -> Response {
+    let change = engines::approve_change;
+    form_change(st, c, name, Action::EngineApprove, change, repo_build).await
+}
+
+/// A form's change of engine `name` by `c`: `change` off the async threads, logged as
+/// `action` with `detail`, then the engines page ([`after_change`]).
+async fn form_change<T: Send + 'static>(
+    st: Shared,
+    c: Caller,
+    name: String,
+    action: Action,
+    change: impl FnOnce(&AppState, &str, &Caller) -> Result<T, engines::Refused> + Send + 'static,
+    detail: impl Fn(&T) -> String,
+) -> Response {
     let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| {
-        engines::approve_change(st, &n, &c2).map_err(Refusal::from)
-    })
-    .await;
-    let r = logged(&st, &c, Action::EngineApprove, &name, r, repo_build);
+    let r = blocking(&st, move |st| change(st, &n, &c2).map_err(Refusal::from)).await;
+    let r = logged(&st, &c, action, &name, r, detail);
     after_change(&st, &c, &name, r.map(|_| ()))
 }
 
