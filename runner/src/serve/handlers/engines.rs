@@ -150,12 +150,15 @@ pub async fn approve(
     c: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| {
-        engines::approve_change(st, &n, &c2).map_err(Refusal::from)
-    })
-    .await;
-    let e = logged(&st, &c, Action::EngineApprove, &name, r, repo_build)?;
+    let e = changed(
+        &st,
+        &c,
+        &name,
+        Action::EngineApprove,
+        engines::approve_change,
+        repo_build,
+    )
+    .await?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -166,12 +169,15 @@ pub async fn remove(
     c: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| {
-        engines::remove(st, &n, &c2).map_err(Refusal::from)
-    })
-    .await;
-    let e = logged(&st, &c, Action::EngineRemove, &name, r, |_| String::new())?;
+    let e = changed(
+        &st,
+        &c,
+        &name,
+        Action::EngineRemove,
+        engines::remove,
+        |_| String::new(),
+    )
+    .await?;
     Ok(Json(engine_json(&st, &e)))
 }
 
@@ -238,8 +244,8 @@ pub async fn approve_form(
     form_change(st, c, name, Action::EngineApprove, change, repo_build).await
 }
 
-/// A form's change of engine `name` by `c`: `change` off the async threads, logged as
-/// `action` with `detail`, then the engines page ([`after_change`]).
+/// A form's change of engine `name` by `c` ([`changed`]), then the engines page
+/// ([`after_change`]).
 async fn form_change<T: Send + 'static>(
     st: Shared,
     c: Caller,
@@ -248,10 +254,23 @@ async fn form_change<T: Send + 'static>(
     change: impl FnOnce(&AppState, &str, &Caller) -> Result<T, engines::Refused> + Send + 'static,
     detail: impl Fn(&T) -> String,
 ) -> Response {
-    let (n, c2) = (name.clone(), c.clone());
-    let r = blocking(&st, move |st| change(st, &n, &c2).map_err(Refusal::from)).await;
-    let r = logged(&st, &c, action, &name, r, detail);
+    let r = changed(&st, &c, &name, action, change, detail).await;
     after_change(&st, &c, &name, r.map(|_| ()))
+}
+
+/// A change of engine `name` by `c`: `change` off the async threads, logged as `action`
+/// with `detail`.
+async fn changed<T: Send + 'static>(
+    st: &Shared,
+    c: &Caller,
+    name: &str,
+    action: Action,
+    change: impl FnOnce(&AppState, &str, &Caller) -> Result<T, engines::Refused> + Send + 'static,
+    detail: impl Fn(&T) -> String,
+) -> Result<T, Refusal> {
+    let (n, c2) = (name.to_string(), c.clone());
+    let r = blocking(st, move |st| change(st, &n, &c2).map_err(Refusal::from)).await;
+    logged(st, c, action, name, r, detail)
 }
 
 fn page_with(st: &Shared, pg: &Page, form: &EngineForm, code: StatusCode) -> Response {
