@@ -37,6 +37,7 @@ use crate::cluster::merged::Merged;
 use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::error::CliResult;
+use crate::live::{LiveReader, LiveRun};
 
 /// What a run's total counts, and what its shards record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,4 +141,10 @@ pub trait Job: Sync {
             self.command()
         )))
     }
+
+    /// The reader of this kind's live numbers of a run whose files are where `run` says (a
+    /// local run's own file, or a cluster run's directory): a server's run cache keeps one
+    /// per run and updates it from the bytes appended since its last read; its numbers are
+    /// those `spar status` prints of the same files.
+    fn live_reader(&'static self, run: &LiveRun) -> Box<dyn LiveReader>;
 }

@@ -11,6 +11,8 @@ mod files;
 mod interrupt;
 mod job;
 mod jobs;
+mod live;
+mod live_files;
 mod plan;
 mod play;
 mod progress;

@@ -15,6 +15,7 @@ pub mod actions;
 pub mod api_errors;
 pub mod builder;
 pub mod builds;
+pub mod cache;
 pub mod days;
 pub mod db;
 pub mod disk;
@@ -126,7 +127,9 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         streams: Default::default(),
         closing: Default::default(),
         secure_cookie: exposure.secure_cookie(),
+        cache: Default::default(),
     });
+    cache::start(state.cache.clone(), state.db.clone()).map_err(CliError::failure)?;
     machines::measure_local(state.db.clone());
     builder::start(state.clone()).map_err(CliError::failure)?;
     let closing = state.clone();

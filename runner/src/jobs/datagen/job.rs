@@ -70,4 +70,8 @@ impl Job for DatagenJob {
     fn status(&self, dir: &Path, m: &Manifest) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(status::of_run(dir, m, self)?))
     }
+
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
+    }
 }

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod job;
+pub mod live;
 pub mod lines;
 pub mod local;
 pub mod merge;

@@ -13,6 +13,7 @@ pub mod args;
 pub mod checkpoint;
 pub mod games;
 pub mod job;
+pub mod live;
 pub mod local;
 pub mod merge;
 pub mod shards;

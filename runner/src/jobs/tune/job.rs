@@ -117,4 +117,8 @@ impl Job for TuneJob {
     fn status_of_file(&self, path: &Path) -> CliResult<Box<dyn StatusView>> {
         Ok(Box::new(super::status_local::from_csv(path)?))
     }
+
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
+    }
 }

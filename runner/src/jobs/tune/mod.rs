@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod job;
+pub mod live;
 pub mod local;
 pub mod merge;
 pub mod setup;
