@@ -257,7 +257,11 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
 /// Calls `f` on each row of results CSV text (header required), in order, without copying
 /// them: what [`parse_results`] returns, row by row. On an error, `f` may have seen the
 /// rows before the bad one. `path` is only used in errors.
-pub fn each_row(text: &str, path: &Path, mut f: impl FnMut(RowRef<'_>)) -> Result<(), ResultsError> {
+pub fn each_row(
+    text: &str,
+    path: &Path,
+    mut f: impl FnMut(RowRef<'_>),
+) -> Result<(), ResultsError> {
     let text = crate::text::strip_bom(text);
     let first = text.split('\n').next().unwrap_or("");
     let first = first.strip_suffix('\r').unwrap_or(first);
@@ -525,8 +529,21 @@ mod tests {
     #[test]
     fn numbers_read_as_the_standard_parser_reads_them() {
         for t in [
-            "0", "7", "+5", "", "+", "-0", "-1", " 1", "1 ", "x", "12a", "00042",
-            "18446744073709551615", "18446744073709551616", "99999999999999999999",
+            "0",
+            "7",
+            "+5",
+            "",
+            "+",
+            "-0",
+            "-1",
+            " 1",
+            "1 ",
+            "x",
+            "12a",
+            "00042",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
         ] {
             assert_eq!(number(t), t.parse::<u64>().ok(), "{t:?}");
         }
@@ -536,7 +553,8 @@ mod tests {
     fn rows_are_seen_once_in_order_and_a_late_bad_row_is_named() {
         let path = Path::new("r.csv");
         let header = HEADER.join(",");
-        let good = "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,41\n0,1,3,77,b,a,0-1,checkmate,9,1,2,3\n";
+        let good =
+            "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,41\n0,1,3,77,b,a,0-1,checkmate,9,1,2,3\n";
         let text = format!("{header}\n{good}");
         let mut seen = Vec::new();
         each_row(&text, path, |r| seen.push(r.to_row())).unwrap();

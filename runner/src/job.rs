@@ -22,6 +22,9 @@
 //! 5. **Status.** [`Job::status`] is the view of a run directory (text lines and an HTML
 //!    page); [`Job::status_of_file`] that of a local run's own file, for the kinds that
 //!    have one.
+//! 6. **Live.** [`Job::live_reader`] makes the kind's incremental reader of a server's run
+//!    (`crate::live::LiveReader`): the numbers `spar status` shows, updated from the bytes
+//!    appended since its last read, for the server's run cache.
 //!
 //! Why a trait, not an enum: the coordinator, the records, `spar shard`, `spar merge`,
 //! `spar status` and a server hold a `&dyn Job` and never branch on the command; adding a

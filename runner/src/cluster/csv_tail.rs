@@ -15,9 +15,9 @@ use engine::types::GameResult;
 
 use super::status::Snapshot;
 use crate::error::{CliError, CliResult};
+use crate::plan::MatchPlan;
 use crate::play::game::Termination;
 use crate::play::tally::{GameSummary, Tally};
-use crate::plan::MatchPlan;
 
 /// The snapshot of a local run's results CSV (its run record, when there is one, gives the
 /// SPRT and the number of games).

@@ -98,7 +98,9 @@ impl Snapshot {
             return self.total.is_some_and(|t| g >= t);
         }
         self.total.is_some_and(|t| self.pairs.len() as u64 >= t)
-            || self.decision_of(tally).is_some_and(|d| d != Decision::Continue)
+            || self
+                .decision_of(tally)
+                .is_some_and(|d| d != Decision::Continue)
     }
 
     /// The text report.

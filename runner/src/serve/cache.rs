@@ -196,7 +196,9 @@ impl RunCache {
             .write()
             .expect("cache lock")
             .retain(|id, e| !e.key.plays() || ids.contains(id));
-        for run in &active {
+        // The runs are read in parallel (after a restart, each file is read whole once).
+        use rayon::prelude::*;
+        active.par_iter().for_each(|run| {
             let key = Key::of(run);
             let slot = self.slot(run.id);
             let mut slot = slot.lock().expect("reader lock");
@@ -207,7 +209,7 @@ impl RunCache {
                 .get(&run.id)
                 .is_some_and(|e| e.key == key);
             self.update(run.id, &key, &mut slot, unread);
-        }
+        });
     }
 }
 

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use super::settings::SlurmSettings;
 use super::share::{share, Want};
 use super::words;

@@ -48,7 +48,9 @@ impl LiveReader for CsvReader {
                 self.shown = Some(false);
                 return (!again).then(Reading::default);
             }
-            (Update::Same, Some(_)) if self.shown == Some(true) && self.running == Some(running) => {
+            (Update::Same, Some(_))
+                if self.shown == Some(true) && self.running == Some(running) =>
+            {
                 return None;
             }
             (_, Some(tail)) => tail,
@@ -73,7 +75,11 @@ mod tests {
     const HEAD: &str = "pair,game,opening,seed,white,black,result,termination,plies,white_nodes,black_nodes,duration_ms\n";
 
     fn row(pair: u64, game: u8, result: &str) -> String {
-        let (w, b) = if game == 0 { ("dev", "base") } else { ("base", "dev") };
+        let (w, b) = if game == 0 {
+            ("dev", "base")
+        } else {
+            ("base", "dev")
+        };
         format!("{pair},{game},{pair},7,{w},{b},{result},checkmate,80,1000,1000,500\n")
     }
 
@@ -98,7 +104,10 @@ mod tests {
         let mut r = reader(&SPRT, &run(&path));
         assert_eq!(r.update().unwrap().live.games, Some(0));
         assert!(r.update().is_none(), "nothing changed");
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         for k in 0..40u64 {
             let res = ["1-0", "0-1", "1/2-1/2"][(k % 3) as usize];
             f.write_all(row(k, 0, res).as_bytes()).unwrap();
@@ -121,18 +130,24 @@ mod tests {
     fn a_file_rewritten_or_cut_is_read_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.csv");
-        let rows: String = (0..10).flat_map(|k| [row(k, 0, "1-0"), row(k, 1, "1-0")]).collect();
+        let rows: String = (0..10)
+            .flat_map(|k| [row(k, 0, "1-0"), row(k, 1, "1-0")])
+            .collect();
         std::fs::write(&path, format!("{HEAD}{rows}")).unwrap();
         let mut r = reader(&SPRT, &run(&path));
         assert_eq!(r.update().unwrap().live.games, Some(20));
         // Cut back to 4 pairs (a resume that keeps fewer games).
-        let short: String = (0..4).flat_map(|k| [row(k, 0, "0-1"), row(k, 1, "0-1")]).collect();
+        let short: String = (0..4)
+            .flat_map(|k| [row(k, 0, "0-1"), row(k, 1, "0-1")])
+            .collect();
         std::fs::write(&path, format!("{HEAD}{short}")).unwrap();
         let now = r.update().unwrap().live;
         assert_eq!(now.games, Some(8));
         assert_eq!(now, whole(&path));
         // Rewritten longer with other games: the bytes where the read ended differ.
-        let other: String = (0..12).flat_map(|k| [row(k, 0, "1/2-1/2"), row(k, 1, "0-1")]).collect();
+        let other: String = (0..12)
+            .flat_map(|k| [row(k, 0, "1/2-1/2"), row(k, 1, "0-1")])
+            .collect();
         std::fs::write(&path, format!("{HEAD}{other}")).unwrap();
         let now = r.update().unwrap().live;
         assert_eq!(now, whole(&path));
@@ -151,7 +166,10 @@ mod tests {
         std::fs::write(&path, format!("{HEAD}{}", row(0, 0, "1-0"))).unwrap();
         let mut r = reader(&SPRT, &run(&path));
         assert_eq!(r.update().unwrap().live.games, Some(0));
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"not,a,row\n").unwrap();
         assert!(crate::cluster::csv_tail::of_csv(&path).is_err());
         assert_eq!(r.update().unwrap().live, Live::default());

@@ -5,8 +5,8 @@
 
 pub mod args;
 pub mod job;
-pub mod live;
 pub mod lines;
+pub mod live;
 pub mod local;
 pub mod merge;
 pub mod record;

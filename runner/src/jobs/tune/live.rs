@@ -27,7 +27,11 @@ pub fn reader(kind: &'static dyn Job, run: &LiveRun) -> Box<dyn LiveReader> {
         ));
     }
     let file = run.file.clone();
-    let files = kind.file_inputs(&file).into_iter().map(|(_, p)| p).collect();
+    let files = kind
+        .file_inputs(&file)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
     Box::new(Rereading::new(files, move || {
         if !file.is_file() {
             return Reading::default();
