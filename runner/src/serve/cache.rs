@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use super::db::runs::Run;
 use super::db::Db;
-use super::live;
-use crate::live::{LiveReader, Reading};
+use super::{slurm, words};
+use crate::jobs;
+use crate::live::{LiveReader, LiveRun, Reading};
 
 /// How often the refresher looks at the runs that play.
 pub const EVERY: Duration = Duration::from_millis(500);
@@ -215,7 +216,7 @@ impl RunCache {
 
 /// A new reader of the run `key` describes.
 fn reader_of(key: &Key) -> Box<dyn LiveReader> {
-    live::reader(&key.kind, &key.words, Path::new(&key.dir))
+    reader(&key.kind, &key.words, Path::new(&key.dir))
 }
 
 /// The run's files read once (a run that no longer plays).
@@ -233,4 +234,25 @@ pub fn start(cache: Arc<RunCache>, db: Arc<Mutex<Db>>) -> Result<(), String> {
         })
         .map(|_| ())
         .map_err(|e| format!("cannot start the run cache: {e}"))
+}
+
+/// Where the files of a run of `kind` with `words` in `dir` are, for its kind's reader.
+fn run_of(kind: &str, words: &[String], dir: &Path) -> LiveRun {
+    LiveRun {
+        file: words::primary(kind, dir, words),
+        cluster: slurm::is_cluster_run(dir).then(|| slurm::run_dir(dir)),
+        format: words::format_of(words),
+    }
+}
+
+/// A new live reader of a run of `kind` with `words` whose files are in `dir` (a kind this
+/// spar does not know has no numbers).
+pub fn reader(kind: &str, words: &[String], dir: &Path) -> Box<dyn LiveReader> {
+    match jobs::by_command(kind) {
+        Some(job) => job.live_reader(&run_of(kind, words, dir)),
+        None => Box::new(crate::live_files::Rereading::new(
+            Vec::new(),
+            Reading::default,
+        )),
+    }
 }

@@ -6,27 +6,30 @@
 
 use std::path::Path;
 
+use std::sync::Mutex;
+
+use super::cache::{reader, RunCache};
 use super::db::runs::Run;
-use super::state::Shared;
+use super::db::Db;
 use super::{slurm, words};
 use crate::jobs;
-use crate::live::{LiveReader, LiveRun, Reading};
+use crate::live::Reading;
 
 pub use crate::live::Live;
 
 /// The numbers of `run`: for a run that plays, from its files (as the cache last read
 /// them); for one that does not, those its files gave when its child last ended (stored
 /// in its row), else its files.
-pub fn of(st: &Shared, run: &Run) -> Live {
-    let mut out = st.cache.live(&st.db, run);
+pub fn of(cache: &RunCache, db: &Mutex<Db>, run: &Run) -> Live {
+    let mut out = cache.live(db, run);
     out.positions_per_s = rate(run, &out);
     out
 }
 
 /// [`of`], with the kind's view of the same read of its files (a tune's trajectories, for
 /// its section of the run page: the table, the status lines and the section agree).
-pub fn reading(st: &Shared, run: &Run) -> Reading {
-    let mut out = st.cache.reading(&st.db, run);
+pub fn reading(cache: &RunCache, db: &Mutex<Db>, run: &Run) -> Reading {
+    let mut out = cache.reading(db, run);
     out.live.positions_per_s = rate(run, &out.live);
     out
 }
@@ -42,27 +45,6 @@ fn rate(run: &Run, l: &Live) -> Option<f64> {
     };
     let secs = end - run.started?;
     (secs > 0).then(|| positions as f64 / secs as f64)
-}
-
-/// Where the files of a run of `kind` with `words` in `dir` are, for its kind's reader.
-fn run_of(kind: &str, words: &[String], dir: &Path) -> LiveRun {
-    LiveRun {
-        file: words::primary(kind, dir, words),
-        cluster: slurm::is_cluster_run(dir).then(|| slurm::run_dir(dir)),
-        format: words::format_of(words),
-    }
-}
-
-/// A new live reader of a run of `kind` with `words` whose files are in `dir` (a kind this
-/// spar does not know has no numbers).
-pub fn reader(kind: &str, words: &[String], dir: &Path) -> Box<dyn LiveReader> {
-    match jobs::by_command(kind) {
-        Some(job) => job.live_reader(&run_of(kind, words, dir)),
-        None => Box::new(crate::live_files::Rereading::new(
-            Vec::new(),
-            Reading::default,
-        )),
-    }
 }
 
 /// The live numbers of a run of `kind` with `words` whose files are in `dir`, read now,

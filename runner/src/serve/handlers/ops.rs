@@ -94,7 +94,7 @@ fn slots(st: &Shared) -> Vec<SlotRow> {
         .into_iter()
         .filter_map(|s| {
             let run = st.db.lock().expect("db lock").get(s.run).ok().flatten()?;
-            let l = live::of(st, &run);
+            let l = live::of(&st.cache, &st.db, &run);
             let rate = l
                 .games
                 .filter(|_| s.secs > 0.5)

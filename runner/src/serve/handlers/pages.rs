@@ -19,7 +19,7 @@ fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
     Ok(runs
         .into_iter()
         .map(|r| {
-            let l = live::of(st, &r);
+            let l = live::of(&st.cache, &st.db, &r);
             (r, l)
         })
         .collect())
@@ -111,7 +111,7 @@ fn registered(st: &Shared) -> Vec<String> {
 pub async fn row(State(st): State<Shared>, RunId(id): RunId) -> Response {
     match actions::get(&st, id) {
         Ok(run) => {
-            let live = live::of(&st, &run);
+            let live = live::of(&st.cache, &st.db, &run);
             Html(pages::rows(&[(run, live)])).into_response()
         }
         Err(e) => ApiError::from(e).into_response(),
@@ -127,7 +127,7 @@ pub async fn run(State(st): State<Shared>, RunId(id): RunId) -> Response {
     let dir = std::path::Path::new(&run.dir);
     // One read of the run's files for the whole page: its numbers, its status lines and a
     // tune's section are of one moment.
-    let crate::live::Reading { live: l, view } = live::reading(&st, &run);
+    let crate::live::Reading { live: l, view } = live::reading(&st.cache, &st.db, &run);
     let tune = view.and_then(|v| v.downcast::<crate::jobs::tune::status::TuneView>().ok());
     let cluster = crate::serve::slurm::is_cluster_run(dir);
     let has_page = cluster
