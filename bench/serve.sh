@@ -9,15 +9,23 @@
 # 3. the server's own CPU while runs play: utime+stime of the server process (not its
 #    children) from /proc/PID/stat over SECS seconds (target < 2 % of one core);
 # 4. games/s of a run started by the server against the same run from the CLI at the same
-#    concurrency (runs alternated, twice; target >= 98 %).
+#    concurrency (runs alternated, twice; target >= 98 %);
+# 5. the run cache (docs/serve.md) at fishtest's scale: RUNS (50) queued matches of 200 000
+#    games each whose results files a writer grows at 20 games/s each (valid rows appended
+#    as a run's child appends them; the runs are the server's own, submitted through its API
+#    and kept queued behind a higher-priority run that plays, so that their files are the
+#    writer's alone): p50/p95 of `/`, `/api/runs` and a run page (target p95 < 50 ms); the
+#    server's CPU over SECS s with 50 run-page streams and 10 index streams open (< 10 % of
+#    one core) and its RSS (< 300 MB); the first index after a restart (< 5 s); the page of
+#    a run of 1 000 000 games (p95 < 50 ms).
 #
 #   bench/serve.sh SPAR [SECS] [GAMES] [NODES]
 #
-# Defaults: 60 s of CPU, 200 games at nodes=2000, on --cores 2. PARTS="1 4" runs only those
+# Defaults: 60 s of CPU, 200 games at nodes=2000, on --cores 2, RUNS=50. PARTS="1 4" runs only those
 # parts (3 needs 2). The load average is printed before and after each part: on a shared
 # machine say what it was.
 set -euo pipefail
-spar=$(realpath "$1"); secs=${2:-60}; games=${3:-200}; nodes=${4:-2000}
+spar=$(realpath "$1"); here=$(dirname "$(realpath "$0")"); secs=${2:-60}; games=${3:-200}; nodes=${4:-2000}
 tmp=$(mktemp -d); server=""
 cleanup() {
   if [ -n "$server" ]; then kill -INT "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
@@ -33,7 +41,7 @@ start() { # start DATA: starts a server, sets $server and $url
   url=$(grep -o 'http://[^/]*' "$tmp/url.txt")
 }
 stop() { kill -INT "$server"; wait "$server" || true; server=""; }
-want() { [[ " ${PARTS:-1 2 3 4} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-1 2 3 4 5} " == *" $1 "* ]]; }
 
 if want 1; then
 echo "== 1. index and search with 10 000 finished runs"; load
@@ -171,4 +179,13 @@ local_run() {
 }
 for round in 1 2; do load; local_run; load; served; done
 load
+fi
+
+if want 5; then
+echo "== 5. the run cache: ${RUNS:-50} growing runs of 200 000 games, streams open, a restart"; load
+start "$tmp/cache"
+python3 "$here/serve_cache.py" "$url" "$spar" "${RUNS:-50}" "$secs" "$server" \
+  "$tmp/cache" "$tmp" "$here/results/serve_cache.csv"
+# The script restarted the server and stopped the new one.
+wait "$server" 2>/dev/null || true; server=""; load
 fi

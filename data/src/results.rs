@@ -178,13 +178,95 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ResultsError + '_ {
     }
 }
 
+/// One row of a results text, borrowed from it (its names and words are not copied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowRef<'a> {
+    /// 0-based pair index.
+    pub pair: u64,
+    /// 0 or 1 within the pair.
+    pub game: u8,
+    /// The opening's index in its book file.
+    pub opening: u64,
+    /// The pair's seed.
+    pub seed: u64,
+    /// White's variant name.
+    pub white: &'a str,
+    /// Black's variant name.
+    pub black: &'a str,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: &'a str,
+    /// How the game ended (PGN `Termination` value).
+    pub termination: &'a str,
+    /// Plies played.
+    pub plies: u32,
+    /// Nodes searched by White.
+    pub white_nodes: u64,
+    /// Nodes searched by Black.
+    pub black_nodes: u64,
+    /// Wall time of the game in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl RowRef<'_> {
+    /// The row, owned.
+    pub fn to_row(&self) -> ResultRow {
+        ResultRow {
+            pair: self.pair,
+            game: self.game,
+            opening: self.opening,
+            seed: self.seed,
+            white: self.white.to_string(),
+            black: self.black.to_string(),
+            result: self.result.to_string(),
+            termination: self.termination.to_string(),
+            plies: self.plies,
+            white_nodes: self.white_nodes,
+            black_nodes: self.black_nodes,
+            duration_ms: self.duration_ms,
+        }
+    }
+}
+
+impl ResultRow {
+    /// The row, borrowed.
+    pub fn as_ref(&self) -> RowRef<'_> {
+        RowRef {
+            pair: self.pair,
+            game: self.game,
+            opening: self.opening,
+            seed: self.seed,
+            white: &self.white,
+            black: &self.black,
+            result: &self.result,
+            termination: &self.termination,
+            plies: self.plies,
+            white_nodes: self.white_nodes,
+            black_nodes: self.black_nodes,
+            duration_ms: self.duration_ms,
+        }
+    }
+}
+
 /// Parses results CSV text (header required). `path` is only used in errors.
 pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+    let mut rows = Vec::with_capacity(text.len() / 64);
+    each_row(text, path, |r| rows.push(r.to_row()))?;
+    Ok(rows)
+}
+
+/// Calls `f` on each row of results CSV text (header required), in order, without copying
+/// them: what [`parse_results`] returns, row by row. On an error, `f` may have seen the
+/// rows before the bad one. `path` is only used in errors.
+pub fn each_row(
+    text: &str,
+    path: &Path,
+    mut f: impl FnMut(RowRef<'_>),
+) -> Result<(), ResultsError> {
     let text = crate::text::strip_bom(text);
     let first = text.split('\n').next().unwrap_or("");
     let first = first.strip_suffix('\r').unwrap_or(first);
     if first.is_empty() && text.trim().is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     if first != HEADER.join(",") {
         return Err(ResultsError::Header {
@@ -193,19 +275,33 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
         });
     }
     // spar's own files have no quoted field and no carriage return: split them directly
-    // (several times the csv crate's speed); anything else, and any row the quick reading
-    // cannot take, goes through the csv crate, whose errors name the line.
-    if !text.contains(['"', '\r']) {
-        if let Some(rows) = quick_rows(text) {
-            return Ok(rows);
+    // (several times the csv crate's speed); anything else, and the rows from the first
+    // that the quick reading cannot take, go through the csv crate, whose errors name the
+    // line (it reads the rows before that one too, as it would read them alone).
+    let mut seen = 0;
+    if !text.bytes().any(|b| b == b'"' || b == b'\r') {
+        let mut all = true;
+        for line in text.split('\n').skip(1).filter(|l| !l.is_empty()) {
+            match quick_row(line) {
+                Some(row) => {
+                    f(row);
+                    seen += 1;
+                }
+                None => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        if all {
+            return Ok(());
         }
     }
     let lines: Vec<&str> = text.split('\n').collect();
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(text.as_bytes());
-    let mut rows = Vec::new();
-    for record in reader.deserialize::<ResultRow>() {
+    for (n, record) in reader.deserialize::<ResultRow>().enumerate() {
         let row = record.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line() as usize);
             let text = lines
@@ -235,42 +331,77 @@ pub fn parse_results(text: &str, path: &Path) -> Result<Vec<ResultRow>, ResultsE
                 text,
             }
         })?;
-        rows.push(row);
+        if n >= seen {
+            f(row.as_ref());
+        }
     }
-    Ok(rows)
+    Ok(())
 }
 
-/// The rows of a results text without quotes or carriage returns, split at commas; `None`
-/// when a row is not a well-formed results row (the csv crate then reads the text and
-/// names what is wrong). Blank lines are skipped, as the csv crate skips them.
-fn quick_rows(text: &str) -> Option<Vec<ResultRow>> {
-    let mut rows = Vec::with_capacity(text.len() / 64);
-    for line in text.split('\n').skip(1) {
-        if line.is_empty() {
-            continue;
+/// A line of a results text without quotes or carriage returns, split at commas; `None`
+/// when it is not a well-formed results row (the csv crate then reads it and names what
+/// is wrong).
+fn quick_row(line: &str) -> Option<RowRef<'_>> {
+    // Where each of the 12 fields starts, found in one pass over the line.
+    let mut starts = [0usize; 13];
+    let mut n = 1;
+    for (i, &c) in line.as_bytes().iter().enumerate() {
+        if c == b',' {
+            if n == HEADER.len() {
+                return None;
+            }
+            starts[n] = i + 1;
+            n += 1;
         }
-        let mut f = line.split(',');
-        let mut next = || f.next();
-        let row = ResultRow {
-            pair: next()?.parse().ok()?,
-            game: next()?.parse().ok()?,
-            opening: next()?.parse().ok()?,
-            seed: next()?.parse().ok()?,
-            white: next()?.to_string(),
-            black: next()?.to_string(),
-            result: next()?.to_string(),
-            termination: next()?.to_string(),
-            plies: next()?.parse().ok()?,
-            white_nodes: next()?.parse().ok()?,
-            black_nodes: next()?.parse().ok()?,
-            duration_ms: next()?.parse().ok()?,
-        };
-        if next().is_some() {
+    }
+    if n != HEADER.len() {
+        return None;
+    }
+    starts[n] = line.len() + 1;
+    let field = |k: usize| &line[starts[k]..starts[k + 1] - 1];
+    Some(RowRef {
+        pair: number(field(0))?,
+        game: u8::try_from(number(field(1))?).ok()?,
+        opening: number(field(2))?,
+        seed: number(field(3))?,
+        white: field(4),
+        black: field(5),
+        result: field(6),
+        termination: field(7),
+        plies: u32::try_from(number(field(8))?).ok()?,
+        white_nodes: number(field(9))?,
+        black_nodes: number(field(10))?,
+        duration_ms: number(field(11))?,
+    })
+}
+
+/// An unsigned decimal as `str::parse::<u64>` reads one (an optional `+`, then digits;
+/// `None` when empty, not a number or too large).
+fn number(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix('+').unwrap_or(text).as_bytes();
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
             return None;
         }
-        rows.push(row);
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
     }
-    Some(rows)
+    Some(n)
+}
+
+/// The rows of a results text without quotes or carriage returns ([`quick_row`] each);
+/// `None` when one is not a well-formed results row. Blank lines are skipped, as the csv
+/// crate skips them.
+#[cfg(test)]
+fn quick_rows(text: &str) -> Option<Vec<ResultRow>> {
+    text.split('\n')
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| quick_row(l).map(|r| r.to_row()))
+        .collect()
 }
 
 /// Reads a whole results file.
@@ -395,6 +526,45 @@ mod tests {
 
     /// The quick reading of spar's own rows equals the csv crate's, and what it cannot take
     /// (quotes, carriage returns, a bad field) is read by the csv crate.
+    #[test]
+    fn numbers_read_as_the_standard_parser_reads_them() {
+        for t in [
+            "0",
+            "7",
+            "+5",
+            "",
+            "+",
+            "-0",
+            "-1",
+            " 1",
+            "1 ",
+            "x",
+            "12a",
+            "00042",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+        ] {
+            assert_eq!(number(t), t.parse::<u64>().ok(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn rows_are_seen_once_in_order_and_a_late_bad_row_is_named() {
+        let path = Path::new("r.csv");
+        let header = HEADER.join(",");
+        let good =
+            "0,0,3,77,a,b,1-0,checkmate,45,4600,4400,41\n0,1,3,77,b,a,0-1,checkmate,9,1,2,3\n";
+        let text = format!("{header}\n{good}");
+        let mut seen = Vec::new();
+        each_row(&text, path, |r| seen.push(r.to_row())).unwrap();
+        assert_eq!(seen, parse_results(&text, path).unwrap());
+        assert_eq!(seen.len(), 2);
+        let bad = format!("{text}0,0,4,78,a,b,1-0,checkmate,45,4600\n");
+        let e = parse_results(&bad, path).unwrap_err();
+        assert!(e.to_string().starts_with("r.csv:4: bad results row"), "{e}");
+    }
+
     #[test]
     fn the_quick_reading_equals_the_csv_crates() {
         let path = Path::new("r.csv");

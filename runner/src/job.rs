@@ -29,6 +29,9 @@
 //!    trait registered beside each kind: a kind is then still one value in one list, and
 //!    the answers are facts of the kind (its files, its numbers), which its room knows;
 //!    the server keeps the drawing (HTML) and picks a drawing by [`Section`].
+//! 7. **Live.** [`Job::live_reader`] makes the kind's incremental reader of a server's run
+//!    (`crate::live::LiveReader`): the numbers `spar status` shows, updated from the bytes
+//!    appended since its last read, for the server's run cache.
 //!
 //! Why a trait, not an enum: the coordinator, the records, `spar shard`, `spar merge`,
 //! `spar status` and a server hold a `&dyn Job` and never branch on the command; adding a
@@ -44,6 +47,7 @@ use crate::cluster::merged::Merged;
 use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::error::CliResult;
+use crate::live::{LiveReader, LiveRun};
 
 /// What a run's total counts, and what its shards record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +180,25 @@ pub trait Job: Sync {
     fn served_page(&self) -> ServedPage {
         ServedPage::default()
     }
+
+    /// The kind's own section of served run `id`'s page (HTML, every text escaped with
+    /// `crate::html::esc`), drawn from its files in `dir` and the `view` its live reader
+    /// gave with its numbers ([`crate::live::Reading::view`]); empty: none.
+    fn served_section(
+        &self,
+        id: i64,
+        dir: &Path,
+        view: Option<&(dyn std::any::Any + Send + Sync)>,
+    ) -> String {
+        let _ = (id, dir, view);
+        String::new()
+    }
+
+    /// The reader of this kind's live numbers of a run whose files are where `run` says (a
+    /// local run's own file, or a cluster run's directory): a server's run cache keeps one
+    /// per run and updates it from the bytes appended since its last read; its numbers are
+    /// those `spar status` prints of the same files.
+    fn live_reader(&'static self, run: &LiveRun) -> Box<dyn LiveReader>;
 }
 
 /// What a served run's page (and the scheduler) make of a kind ([`Job::served_page`]).
@@ -199,8 +222,6 @@ pub struct ServedPage {
     pub residuals: bool,
     /// Whether the server plays it with its `track!`-instrumented spar (`--track-spar`).
     pub tracked: bool,
-    /// Its own section of the page, drawn from its files.
-    pub section: Section,
 }
 
 /// The numbers a served run's page shows ([`ServedPage::numbers`]).
@@ -211,20 +232,6 @@ pub enum Numbers {
     Games,
     /// Training positions and positions per second.
     Positions,
-}
-
-/// A section of a served run's page drawn from its files ([`ServedPage::section`]): a
-/// kind picks one of the drawings the server has.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Section {
-    /// None.
-    #[default]
-    None,
-    /// SPSA trajectories: the table and charts of `spar status`'s tune page, from its
-    /// `tune.csv` or cluster run directory, and its `tuned.txt`.
-    Trajectories,
-    /// A `track!` report's tables and histogram, from its `stats.json`.
-    Report,
 }
 
 /// A served run's output flags, each `(flag, file name)` naming a file in `dir`: the words

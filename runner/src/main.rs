@@ -12,6 +12,8 @@ mod html;
 mod interrupt;
 mod job;
 mod jobs;
+mod live;
+mod live_files;
 mod plan;
 mod play;
 mod progress;

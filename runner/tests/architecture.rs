@@ -50,68 +50,7 @@ const LAYERS: &[(&str, &str)] = &[
 
 /// The server's files that still know a kind other than through the contract: (file, the
 /// kind's room file it imports or the `"command"` it names, why).
-const ALLOWED_SERVE_KINDS: &[(&str, &str, &str)] = &[
-    (
-        "runner/src/serve/live.rs",
-        "runner/src/jobs/tune/status.rs",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/live.rs",
-        "runner/src/jobs/tune/status_cluster.rs",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/live.rs",
-        "\"datagen\"",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/live.rs",
-        "\"match\"",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/live.rs",
-        "\"sprt\"",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/live.rs",
-        "\"tune\"",
-        "live.rs reads each kind's live numbers by its name (issue 54: its kind branches move into the contract with the run cache)",
-    ),
-    (
-        "runner/src/serve/pages/tune.rs",
-        "runner/src/jobs/tune/status.rs",
-        "draws Section::Trajectories from the tune's own view (issue 54: moves into jobs/tune/ once its charts are the crate's one SVG module)",
-    ),
-    (
-        "runner/src/serve/pages/tune.rs",
-        "runner/src/jobs/tune/status_page.rs",
-        "draws Section::Trajectories from the tune's own view (issue 54: moves into jobs/tune/ once its charts are the crate's one SVG module)",
-    ),
-    (
-        "runner/src/serve/views.rs",
-        "runner/src/jobs/tune/status.rs",
-        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
-    ),
-    (
-        "runner/src/serve/views.rs",
-        "runner/src/jobs/tune/status_cluster.rs",
-        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
-    ),
-    (
-        "runner/src/serve/views.rs",
-        "runner/src/jobs/tune/status_local.rs",
-        "a tune's view for live.rs and for the tune's section of its page (issue 54: goes with live.rs's tune branch into the contract)",
-    ),
-    (
-        "runner/src/serve/words.rs",
-        "runner/src/jobs/datagen/job.rs",
-        "words::format_of, a datagen's format for live.rs (issue 54: goes with live.rs's datagen branch)",
-    ),
-];
+const ALLOWED_SERVE_KINDS: &[(&str, &str, &str)] = &[];
 
 /// Circles of imports still there: (the files of the circle, sorted, why).
 const ALLOWED_CIRCLES: &[(&[&str], &str)] = &[];

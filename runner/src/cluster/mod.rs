@@ -26,6 +26,7 @@
 //! these files ([`crate::files::run_dir::owned_file`]).
 
 pub mod coordinator;
+pub mod csv_tail;
 pub mod horizon;
 pub mod html;
 pub mod manifest;

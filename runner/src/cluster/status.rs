@@ -6,16 +6,14 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use engine::types::GameResult;
 use sprt::{format, Decision, Sample, Sprt};
 
 use super::coordinator::JobsFile;
 use super::manifest::Manifest;
 use super::records::{NotCounted, Records, Uncounted};
 use super::slurm;
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use crate::job::{Job, Unit};
-use crate::play::game::Termination;
 use crate::play::ordered::Stride;
 use crate::play::tally::{GameSummary, Tally};
 use crate::summary;
@@ -79,11 +77,11 @@ impl Snapshot {
         t
     }
 
-    /// The SPRT's decision so far.
-    pub fn decision(&self) -> Option<Decision> {
-        let tally = self.tally();
+    /// The SPRT's decision so far, with its totals `tally` ([`Snapshot::tally`]'s, or those
+    /// a reader keeps as it counts the pairs).
+    pub fn decision_of(&self, tally: &Tally) -> Option<Decision> {
         self.sprt.as_ref().and_then(|s| {
-            s.status(&summary::sample(&tally, s))
+            s.status(&summary::sample(tally, s))
                 .ok()
                 .map(|st| st.decision)
         })
@@ -91,21 +89,32 @@ impl Snapshot {
 
     /// Whether the run is over (all played, or decided).
     pub fn finished(&self) -> bool {
+        self.finished_of(&self.tally())
+    }
+
+    /// [`Snapshot::finished`] with the totals given.
+    pub fn finished_of(&self, tally: &Tally) -> bool {
         if let Some(g) = self.games_done {
             return self.total.is_some_and(|t| g >= t);
         }
         self.total.is_some_and(|t| self.pairs.len() as u64 >= t)
-            || self.decision().is_some_and(|d| d != Decision::Continue)
+            || self
+                .decision_of(tally)
+                .is_some_and(|d| d != Decision::Continue)
     }
 
     /// The text report.
     pub fn lines(&self) -> Vec<String> {
+        self.lines_of(&self.tally())
+    }
+
+    /// [`Snapshot::lines`] with the totals given (computed once for all the lines).
+    pub fn lines_of(&self, tally: &Tally) -> Vec<String> {
         let mut lines = vec![self.title.clone()];
         if let Some(g) = self.games_done {
             let total = self.total.map_or(String::new(), |t| format!(" of {t}"));
             lines.push(format!("Games: {g}{total}"));
         } else {
-            let tally = self.tally();
             let g = &tally.games;
             let total = self
                 .total
@@ -121,7 +130,7 @@ impl Snapshot {
                 g.draws
             ));
             let sample = match &self.sprt {
-                Some(s) => summary::sample(&tally, s),
+                Some(s) => summary::sample(tally, s),
                 None => Sample::Pentanomial(tally.pairs),
             };
             if g.games() > 0 {
@@ -185,7 +194,7 @@ impl Snapshot {
             };
             lines.push(u.describe(state));
         }
-        if let Some(eta) = self.eta() {
+        if let Some(eta) = self.eta_of(tally) {
             if self.running == Some(false) {
                 lines.push(format!(
                     "Not running: about {} of play left at its rate so far",
@@ -194,7 +203,7 @@ impl Snapshot {
             } else {
                 lines.push(format!("ETA: {}", human(eta)));
             }
-        } else if self.finished() {
+        } else if self.finished_of(tally) {
             lines.push("Finished".to_string());
         }
         if self.conflicts > 0 {
@@ -211,7 +220,12 @@ impl Snapshot {
 
     /// Seconds to the end at the rate so far (fixed size: the rest; SPRT: the forecast).
     pub fn eta(&self) -> Option<f64> {
-        if self.finished() {
+        self.eta_of(&self.tally())
+    }
+
+    /// [`Snapshot::eta`] with the totals given.
+    pub fn eta_of(&self, tally: &Tally) -> Option<f64> {
+        if self.finished_of(tally) {
             return None;
         }
         let elapsed = self.elapsed?;
@@ -221,10 +235,7 @@ impl Snapshot {
             let games = 2.0 * self.pairs.len() as f64;
             let rest = match (self.total, &self.sprt) {
                 (Some(t), _) => 2.0 * t as f64 - games,
-                (None, Some(s)) => {
-                    let tally = self.tally();
-                    s.forecast(&summary::sample(&tally, s)).ok()?.expected_games
-                }
+                (None, Some(s)) => s.forecast(&summary::sample(tally, s)).ok()?.expected_games,
                 _ => return None,
             };
             (games, rest)
@@ -301,6 +312,17 @@ const STALL_FACTOR: f64 = 5.0;
 /// The snapshot of a cluster run.
 pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
     let mut records = Records::new(dir, m, job.records(m)?);
+    of_records(dir, m, job, &mut records)
+}
+
+/// The snapshot of a cluster run whose records, `records`, a reader keeps: they are
+/// refreshed (the bytes appended since their last refresh) and read.
+pub fn of_records(
+    dir: &Path,
+    m: &Manifest,
+    job: &dyn Job,
+    records: &mut Records,
+) -> CliResult<Snapshot> {
     records.refresh()?;
     let elapsed = (super::manifest::now_secs().saturating_sub(m.created)) as f64;
     let jobs = JobsFile::read(dir);
@@ -386,78 +408,11 @@ pub fn of_run(dir: &Path, m: &Manifest, job: &dyn Job) -> CliResult<Snapshot> {
     })
 }
 
-/// The snapshot of a local run's results CSV (its run record, when there is one, gives the
-/// SPRT and the number of games).
-pub fn of_csv(path: &Path) -> CliResult<Snapshot> {
-    // One read and one parse of the file: its complete lines (a row being written is not
-    // counted yet).
-    let text = data::text::read_whole(path)
-        .map_err(|e| CliError::usage(data::results::ResultsError::Text(Box::new(e)).to_string()))?;
-    let keep = text.rfind('\n').map_or(0, |i| i + 1);
-    let rows = data::results::parse_results(&text[..keep], path)
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    let first = rows.first().map(|r| [r.white.clone(), r.black.clone()]);
-    let complete = super::records::pairs_of(rows, &text[..keep]);
-    let record = crate::files::run_record::read("--results", path)
-        .ok()
-        .flatten();
-    let plan: Option<crate::plan::MatchPlan> = record
-        .as_ref()
-        .and_then(|r| r.get("plan"))
-        .and_then(|p| serde_json::from_value(p.clone()).ok());
-    // Before the first row, the engines of the run's plan.
-    let names = match (first, &plan) {
-        (Some(names), _) => names,
-        (None, Some(p)) if p.engines.len() >= 2 => {
-            [p.engines[0].name.clone(), p.engines[1].name.clone()]
-        }
-        (None, _) => [String::new(), String::new()],
-    };
-    let mut pairs = Vec::with_capacity(complete.len());
-    let mut ms = 0u64;
-    for ([a, b], _) in &complete {
-        let mut games = [None, None];
-        for (slot, r) in games.iter_mut().zip([a, b]) {
-            ms += r.duration_ms;
-            *slot = Some(GameSummary {
-                first_is_white: r.white == names[0],
-                outcome: GameResult::from_pgn(&r.result).ok_or_else(|| {
-                    CliError::usage(format!("{}: unknown result '{}'", path.display(), r.result))
-                })?,
-                termination: Termination::from_key(&r.termination).ok_or_else(|| {
-                    CliError::usage(format!(
-                        "{}: unknown termination '{}'",
-                        path.display(),
-                        r.termination
-                    ))
-                })?,
-            });
-        }
-        pairs.push(games.map(|g| g.expect("set")));
-    }
-    let sprt = plan
-        .as_ref()
-        .and_then(|p| p.sprt.as_ref())
-        .and_then(|s| s.sprt().ok());
-    let concurrency = plan.as_ref().map_or(1, |p| p.concurrency.max(1));
-    Ok(Snapshot {
-        title: format!("Results {}: {} vs {}", path.display(), names[0], names[1]),
-        pairs,
-        uncounted: None,
-        games_done: None,
-        total: plan.as_ref().and_then(|p| p.pairs),
-        sprt,
-        // Games are played `concurrency` at once: wall time ≈ game time / concurrency.
-        elapsed: Some(ms as f64 / 1000.0 / concurrency as f64),
-        shards: Vec::new(),
-        conflicts: 0,
-        running: Some(crate::files::lock::is_held(path)),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::play::game::Termination;
+    use engine::types::GameResult;
 
     #[test]
     fn durations_read_as_people_say_them() {

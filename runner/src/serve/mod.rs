@@ -15,6 +15,7 @@ pub mod actions;
 pub mod api_errors;
 pub mod builder;
 pub mod builds;
+pub mod cache;
 pub mod days;
 pub mod db;
 pub mod disk;
@@ -43,7 +44,6 @@ pub mod state;
 pub mod store;
 pub mod tls;
 pub mod transport;
-pub mod views;
 pub mod words;
 
 use std::path::Path;
@@ -128,7 +128,9 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
         streams: Default::default(),
         closing: Default::default(),
         secure_cookie: exposure.secure_cookie(),
+        cache: Default::default(),
     });
+    cache::start(state.cache.clone(), state.store.clone()).map_err(CliError::failure)?;
     machines::measure_local(state.store.clone());
     builder::start(state.clone()).map_err(CliError::failure)?;
     let closing = state.clone();

@@ -8,8 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::settings::SlurmSettings;
 use super::share::{share, Want};
 use super::words;
@@ -91,19 +89,7 @@ pub fn shard_shares(total: u64, wants: &[Want]) -> Vec<(i64, usize)> {
 }
 
 /// One shard of a cluster run, as the run's page and the machines page show it.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u64,
-    /// Pairs (datagen: games) done, and its share of a fixed-size run.
-    pub done: u64,
-    pub share: Option<u64>,
-    /// Its Slurm state (`RUNNING`, `PENDING`), when the queue knows it.
-    pub state: Option<String>,
-    /// Seconds since its last record.
-    pub age: Option<f64>,
-    pub stalled: bool,
-    pub failed: Option<String>,
-}
+pub use crate::live::Shard;
 
 #[cfg(test)]
 mod tests {

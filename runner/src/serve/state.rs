@@ -38,6 +38,8 @@ pub struct AppState {
     pub closing: AtomicBool,
     /// Whether the session cookie gets `Secure` (TLS served here or by a proxy in front).
     pub secure_cookie: bool,
+    /// Every run's live numbers, kept up to date from its files ([`super::cache`]).
+    pub cache: Arc<super::cache::RunCache>,
 }
 
 impl AppState {

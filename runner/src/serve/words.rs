@@ -91,16 +91,6 @@ pub fn primary(kind: &dyn Job, dir: &Path, words: &[String]) -> PathBuf {
     kind.served_primary(dir, words)
 }
 
-/// [`primary`] of the kind whose command is `kind` (`None`: no kind has that command).
-pub fn primary_of(kind: &str, dir: &Path, words: &[String]) -> Option<PathBuf> {
-    jobs::by_command(kind).map(|k| primary(k, dir, words))
-}
-
-/// The datagen format of a run's words.
-pub fn format_of(words: &[String]) -> data::training::files::Format {
-    jobs::datagen::job::format_of_words(words)
-}
-
 /// Whether a run has progress to resume from (a report has none: a local report plays
 /// all its games again).
 pub fn has_progress(kind: &dyn Job, dir: &Path, words: &[String]) -> bool {

@@ -15,7 +15,7 @@ mod rows;
 mod tests;
 
 pub use counted::{Counted, NotCounted, Uncounted};
-pub use rows::{complete_rows, pairs_of};
+pub use rows::complete_rows;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};

@@ -96,3 +96,18 @@ pub struct DatagenArgs {
     #[command(flatten)]
     pub(crate) slurm: SlurmArgs,
 }
+
+/// The training-file format a datagen's words ask for (`--format X`), viriformat by
+/// default (or when `X` is no format: the command refuses it).
+pub fn format_of_words(words: &[String]) -> data::training::files::Format {
+    let mut value = None;
+    for (i, w) in words.iter().enumerate() {
+        if let Some(v) = w.strip_prefix("--format=") {
+            value = Some(v.to_string());
+        } else if w == "--format" {
+            value = words.get(i + 1).cloned();
+        }
+    }
+    data::training::files::Format::parse(value.as_deref().unwrap_or("viriformat"))
+        .unwrap_or(data::training::files::Format::Viriformat)
+}

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use data::training::files::Format;
-
 use crate::cli::OutputArgs;
 use crate::cluster::manifest::Manifest;
 use crate::cluster::merge::refuse_options;
@@ -83,7 +81,7 @@ impl Job for DatagenJob {
 
     /// The viriformat file, or the text file of a run that writes only text.
     fn served_primary(&self, dir: &Path, words: &[String]) -> PathBuf {
-        let paths = format_of_words(words).paths(&dir.join("positions"));
+        let paths = super::args::format_of_words(words).paths(&dir.join("positions"));
         paths
             .viriformat
             .or(paths.text)
@@ -98,18 +96,8 @@ impl Job for DatagenJob {
             ..ServedPage::default()
         }
     }
-}
 
-/// The training-file format a datagen's words ask for (`--format X`), viriformat by
-/// default (or when `X` is no format: the command refuses it).
-pub fn format_of_words(words: &[String]) -> Format {
-    let mut value = None;
-    for (i, w) in words.iter().enumerate() {
-        if let Some(v) = w.strip_prefix("--format=") {
-            value = Some(v.to_string());
-        } else if w == "--format" {
-            value = words.get(i + 1).cloned();
-        }
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
     }
-    Format::parse(value.as_deref().unwrap_or("viriformat")).unwrap_or(Format::Viriformat)
 }

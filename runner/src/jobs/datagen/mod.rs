@@ -13,6 +13,7 @@
 pub mod args;
 pub mod generate;
 pub mod job;
+pub mod live;
 pub mod merge;
 pub mod plan;
 pub mod record;

@@ -134,7 +134,11 @@ impl Job for MatchJob {
     }
 
     fn status_of_file(&self, path: &Path) -> CliResult<Box<dyn StatusView>> {
-        Ok(Box::new(status::of_csv(path)?))
+        Ok(Box::new(crate::cluster::csv_tail::of_csv(path)?))
+    }
+
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
     }
 
     fn served(&self) -> Option<u8> {

@@ -6,6 +6,7 @@
 pub mod args;
 pub mod job;
 pub mod lines;
+pub mod live;
 pub mod local;
 pub mod merge;
 pub mod record;

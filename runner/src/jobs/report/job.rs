@@ -12,7 +12,7 @@ use crate::cluster::records::{RecordShape, Records};
 use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
-use crate::job::{Job, Section, ServedPage, StatusView, Unit};
+use crate::job::{Job, ServedPage, StatusView, Unit};
 
 /// `spar report`.
 pub struct ReportJob;
@@ -105,8 +105,20 @@ impl Job for ReportJob {
     fn served_page(&self) -> ServedPage {
         ServedPage {
             tracked: true,
-            section: Section::Report,
             ..ServedPage::default()
         }
+    }
+
+    fn served_section(
+        &self,
+        id: i64,
+        dir: &Path,
+        _view: Option<&(dyn std::any::Any + Send + Sync)>,
+    ) -> String {
+        super::served_section::served(id, dir)
+    }
+
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
     }
 }

@@ -13,8 +13,10 @@ pub mod args;
 pub mod checkpoint;
 pub mod games;
 pub mod job;
+pub mod live;
 pub mod local;
 pub mod merge;
+pub mod served_section;
 pub mod shards;
 
 use crate::engines::variant::Source;

@@ -15,7 +15,7 @@ use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::{CliError, CliResult};
 use crate::files::run_record;
-use crate::job::{Job, Section, ServedPage, StatusView, Unit};
+use crate::job::{Job, ServedPage, StatusView, Unit};
 use crate::jobs::matches::job::{pairs_finished, pairs_progress};
 
 /// `spar tune`.
@@ -135,8 +135,20 @@ impl Job for TuneJob {
             status_lines: true,
             status_page: true,
             resumes: true,
-            section: Section::Trajectories,
             ..ServedPage::default()
         }
+    }
+
+    fn served_section(
+        &self,
+        _id: i64,
+        dir: &Path,
+        view: Option<&(dyn std::any::Any + Send + Sync)>,
+    ) -> String {
+        super::served_section::served(dir, view)
+    }
+
+    fn live_reader(&'static self, run: &crate::live::LiveRun) -> Box<dyn crate::live::LiveReader> {
+        super::live::reader(self, run)
     }
 }

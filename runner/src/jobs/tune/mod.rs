@@ -9,8 +9,10 @@
 
 pub mod args;
 pub mod job;
+pub mod live;
 pub mod local;
 pub mod merge;
+pub mod served_section;
 pub mod setup;
 pub mod shards;
 pub mod status;

@@ -184,7 +184,7 @@ pub fn from_csv(path: &Path) -> CliResult<TuneView> {
             } else {
                 "stopped: the same command with --resume continues it"
             };
-            let snapshot = crate::cluster::status::of_csv(&results);
+            let snapshot = crate::cluster::csv_tail::of_csv(&results);
             extra_lines.extend(verification_so_far(snapshot, state, &results));
         }
     }

@@ -20,7 +20,7 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// A run with its live numbers (read from its files), its cores now and, for a run that
 /// failed for a reason the server knows, its `reason` (`disk full: …`; else null).
 pub fn run_json(st: &Shared, run: &Run) -> Value {
-    let numbers = live::of(&st.store, run);
+    let numbers = live::of(&st.cache, &st.store, run);
     let mut v = serde_json::to_value(run).unwrap_or_default();
     v["live"] = serde_json::to_value(numbers).unwrap_or_default();
     v["cores"] = json!(st.sched.cores_of(run.id));

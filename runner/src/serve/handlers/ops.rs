@@ -93,11 +93,7 @@ fn slots(st: &Shared) -> Vec<SlotRow> {
         .into_iter()
         .filter_map(|s| {
             let run = st.store.blocking(|db| db.get(s.run)).ok().flatten()?;
-            let l = live::live(
-                run.kind.as_str(),
-                &run.words,
-                std::path::Path::new(&run.dir),
-            );
+            let l = live::of(&st.cache, &st.store, &run);
             let rate = l
                 .games
                 .filter(|_| s.secs > 0.5)

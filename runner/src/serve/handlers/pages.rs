@@ -6,14 +6,13 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::files::listing;
 use super::ApiError;
-use crate::job::Section;
 use crate::serve::accounts::run_access::RunId;
 use crate::serve::db::runs::{Filter, Run, State as RunState};
 use crate::serve::live::{self, Live};
 use crate::serve::pages::html::Page;
 use crate::serve::pages::{self, index::FormState};
 use crate::serve::state::Shared;
-use crate::serve::{actions, engines, views, words};
+use crate::serve::{actions, engines, words};
 
 /// The runs of `f`, each with its live numbers.
 fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
@@ -21,7 +20,7 @@ fn with_live(st: &Shared, f: &Filter) -> Result<Vec<(Run, Live)>, String> {
     Ok(runs
         .into_iter()
         .map(|r| {
-            let l = live::of(&st.store, &r);
+            let l = live::of(&st.cache, &st.store, &r);
             (r, l)
         })
         .collect())
@@ -118,7 +117,7 @@ fn registered(st: &Shared) -> Vec<String> {
 pub async fn row(State(st): State<Shared>, RunId(id): RunId) -> Response {
     match actions::get(&st, id) {
         Ok(run) => {
-            let live = live::of(&st.store, &run);
+            let live = live::of(&st.cache, &st.store, &run);
             Html(pages::rows(&[(run, live)])).into_response()
         }
         Err(e) => ApiError::from(e).into_response(),
@@ -134,7 +133,7 @@ pub async fn run(State(st): State<Shared>, page: Page, RunId(id): RunId) -> Resp
     let dir = std::path::Path::new(&run.dir);
     // One read of the run's files for the whole page: its numbers, its status lines and a
     // tune's section are of one moment.
-    let live::Reading { live: l, tune } = live::reading(&st.store, &run);
+    let crate::live::Reading { live: l, view } = live::reading(&st.cache, &st.store, &run);
     let cluster = crate::serve::slurm::is_cluster_run(dir);
     let has_page = cluster
         || (run.kind.served_page().status_page
@@ -165,19 +164,11 @@ pub async fn run(State(st): State<Shared>, page: Page, RunId(id): RunId) -> Resp
     })
     .await
     .unwrap_or_default();
-    let (section, d) = (run.kind.served_page().section, dir.to_path_buf());
+    let (kind, d) = (run.kind.clone(), dir.to_path_buf());
     let (st3, run3, l3) = (st.clone(), run.clone(), l.clone());
     let special = tokio::task::spawn_blocking(move || {
         let machines = super::machines::of_run(&st3, &run3, &l3);
-        let special = match section {
-            Section::Trajectories => tune.map_or(String::new(), |v| {
-                pages::tune::section(&v, views::tuned(&d).as_deref())
-            }),
-            Section::Report => {
-                views::report(&d).map_or(String::new(), |f| pages::report::section(id, &f))
-            }
-            Section::None => String::new(),
-        };
+        let special = kind.served_section(id, &d, view.as_deref());
         special + &machines.map_or(String::new(), |m| pages::ops::run_machines(&m))
     })
     .await

@@ -9,10 +9,8 @@ pub mod html;
 pub mod index;
 pub mod nets;
 pub mod ops;
-pub mod report;
 pub mod run;
 pub mod search;
-pub mod tune;
 
 use html::{esc, num};
 

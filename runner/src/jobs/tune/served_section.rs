@@ -5,12 +5,14 @@
 //! the signal/noise verdicts, the averaged values, `tuned.txt` and the verification SPRT's
 //! verdict when there is one.
 
+use std::any::Any;
 use std::fmt::Write;
+use std::path::Path;
 
-use super::html::esc;
+use super::status::{cells, legend, summary, TuneView, HEADS};
+use super::status_page::chart;
 use crate::html::chart::{open, thinned, Area, Plot, Range, COLOURS};
-use crate::jobs::tune::status::{cells, legend, summary, TuneView, HEADS};
-use crate::jobs::tune::status_page::chart;
+use crate::html::esc;
 use crate::tune::average;
 
 /// Points per line at most (longer runs are thinned evenly).
@@ -19,6 +21,29 @@ const W: f64 = 720.0;
 const H: f64 = 260.0;
 /// The plot's area: the labels left, the legend inside at the top, iterations below.
 const AREA: Area = Area::inset(W, H, 56.0, 30.0, 16.0, 30.0);
+
+/// The most bytes of `tuned.txt` shown.
+const MAX_TUNED: u64 = 64 * 1024;
+
+/// The section of a served tune's page (`Job::served_section`): its trajectories from the
+/// view the run cache keeps (nothing when `view` is no tune's), and its `tuned.txt` in `dir`
+/// when written.
+pub fn served(dir: &Path, view: Option<&(dyn Any + Send + Sync)>) -> String {
+    let Some(v) = view.and_then(|v| v.downcast_ref::<TuneView>()) else {
+        return String::new();
+    };
+    section(v, tuned(dir).as_deref())
+}
+
+/// A tune run's `tuned.txt` (`None`: not written yet, not a regular file, or too long).
+fn tuned(dir: &Path) -> Option<String> {
+    let path = dir.join("tuned.txt");
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_TUNED {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
 
 /// The tune section of a run page from the tune's view and its `tuned.txt` (when
 /// written).
@@ -153,7 +178,7 @@ pub fn c_end_chart(v: &TuneView) -> String {
             x0 + 6.0 + 120.0 * (i % 5) as f64,
             y0 + 14.0 + 14.0 * (i / 5) as f64,
             n = esc(&p.name),
-            c = crate::jobs::tune::status::short(p.c_end),
+            c = super::status::short(p.c_end),
         );
     }
     s.push_str("</svg>");

@@ -4,7 +4,9 @@
 //! terminal report ([`crate::report::terminal::render`]) —, from the `stats.json` the run
 //! wrote. Every text in it is escaped by those renderers or here.
 
-use super::html::esc;
+use std::path::Path;
+
+use crate::html::esc;
 use crate::report::stats::StatsFile;
 use crate::report::{html, terminal};
 
@@ -17,6 +19,16 @@ const STYLE: &str = ".report td.n{text-align:right;font-variant-numeric:tabular-
 .report svg .grid{stroke:#ddd;stroke-width:1}.report svg .ylab{font-size:10px;text-anchor:end;fill:#555}\
 .report svg .xlab{font-size:10px;text-anchor:end;fill:#444}.report svg .note{font-size:10px;text-anchor:end;fill:#888}\
 .report .legend span{margin-right:16px}.report .muted{color:#777}";
+
+/// The section of a served report's page (`Job::served_section`): its statistics from the
+/// `stats.json` in `dir`, when written and readable.
+pub fn served(id: i64, dir: &Path) -> String {
+    let path = dir.join("stats.json");
+    if !path.is_file() {
+        return String::new();
+    }
+    StatsFile::read(&path).map_or(String::new(), |f| section(id, &f))
+}
 
 /// The report section of run `id`'s page from the statistics it wrote.
 pub fn section(id: i64, file: &StatsFile) -> String {
