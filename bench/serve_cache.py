@@ -180,13 +180,28 @@ record("run_page_1m_games_p95", p, "ms", "< 50")
 # A restart: the first index reads every file once.
 stop.set()
 os.kill(pid, signal.SIGINT)
-time.sleep(1)
+
+
+def gone(p):
+    """Whether process `p` has exited (a zombie waiting for its parent counts)."""
+    try:
+        return open(f"/proc/{p}/stat").read().split(")")[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+for _ in range(600):  # its data directory is free once it has exited
+    if gone(pid):
+        break
+    time.sleep(0.1)
 stop.clear()
 log = open(os.path.join(tmp, "serve.log"), "a")
 new = subprocess.Popen([spar, "serve", "--bind", "127.0.0.1:0", "--cores", "2", "--data-dir", data],
                        stdout=subprocess.PIPE, stderr=log, text=True)
 t = time.perf_counter()
 line = new.stdout.readline()
+if "://" not in line:
+    sys.exit("the restarted server printed no address: see its stderr in serve.log")
 url2 = "http://" + line.split("://")[1].split("/")[0]
 host = url2.split("//")[1]
 c = http.client.HTTPConnection(host, timeout=120)

@@ -378,7 +378,11 @@ fn quick_row(line: &str) -> Option<RowRef<'_>> {
 /// An unsigned decimal as `str::parse::<u64>` reads one (an optional `+`, then digits;
 /// `None` when empty, not a number or too large).
 fn number(text: &str) -> Option<u64> {
-    let digits = text.strip_prefix('+').unwrap_or(text).as_bytes();
+    // A byte compare: `strip_prefix('+')` calls memcmp for its one byte.
+    let digits = match text.as_bytes() {
+        [b'+', rest @ ..] => rest,
+        all => all,
+    };
     if digits.is_empty() {
         return None;
     }

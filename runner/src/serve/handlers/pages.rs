@@ -164,7 +164,7 @@ pub async fn run(State(st): State<Shared>, page: Page, RunId(id): RunId) -> Resp
     })
     .await
     .unwrap_or_default();
-    let (kind, d) = (run.kind.clone(), dir.to_path_buf());
+    let (kind, d) = (run.kind, dir.to_path_buf());
     let (st3, run3, l3) = (st.clone(), run.clone(), l.clone());
     let special = tokio::task::spawn_blocking(move || {
         let machines = super::machines::of_run(&st3, &run3, &l3);
