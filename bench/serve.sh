@@ -17,7 +17,9 @@
 #    writer's alone): p50/p95 of `/`, `/api/runs` and a run page (target p95 < 50 ms); the
 #    server's CPU over SECS s with 50 run-page streams and 10 index streams open (< 10 % of
 #    one core) and its RSS (< 300 MB); the first index after a restart (< 5 s); the page of
-#    a run of 1 000 000 games (p95 < 50 ms).
+#    a run of 1 000 000 games (p95 < 50 ms);
+# 6. `spar submit` of a run whose registered engine needs a 60 s build (bench/serve_submit.sh;
+#    target: the submit answers in < 1 s).
 #
 #   bench/serve.sh SPAR [SECS] [GAMES] [NODES]
 #
@@ -41,7 +43,7 @@ start() { # start DATA: starts a server, sets $server and $url
   url=$(grep -o 'http://[^/]*' "$tmp/url.txt")
 }
 stop() { kill -INT "$server"; wait "$server" || true; server=""; }
-want() { [[ " ${PARTS:-1 2 3 4 5} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
 
 if want 1; then
 echo "== 1. index and search with 10 000 finished runs"; load
@@ -188,4 +190,9 @@ python3 "$here/serve_cache.py" "$url" "$spar" "${RUNS:-50}" "$secs" "$server" \
   "$tmp/cache" "$tmp" "$here/results/serve_cache.csv"
 # The script restarted the server and stopped the new one.
 wait "$server" 2>/dev/null || true; server=""; load
+fi
+
+if want 6; then
+echo "== 6. spar submit of a run whose engine needs a 60 s build"
+"$here/serve_submit.sh" "$spar" 60 3
 fi
