@@ -4,7 +4,9 @@
 //! half-written or extra row) or rewritten, and after the server restarted. A run whose
 //! results file the test writes stays queued behind a higher-priority run that plays, so
 //! that its file is the test's alone (the server treats it as one of its runs: the
-//! refresher follows it).
+//! refresher follows it). An SPRT's lines, a tune's iterations and games and a datagen's
+//! games and positions are those `spar status` and `spar datagen --inspect` show of the
+//! same files.
 
 mod serve_common;
 
@@ -196,4 +198,110 @@ fn a_finished_runs_numbers_are_spar_status_s() {
     // The numbers (the lines before the ETA or end line) are the same.
     assert_eq!(shown[..4], want[..4], "{shown:?} vs {want:?}");
     assert!(want[1].starts_with("Games: "), "{want:?}");
+}
+
+/// Runs `spar ARGS…` in `dir`; it must succeed.
+fn cli(dir: &Path, args: &str) {
+    let out = spar()
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "spar {args}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The first whole number after `label` in `text`.
+fn number_after(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("no '{label}' in {text}"))
+        + label.len();
+    let digits: String = text[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// A queued run of `kind` with `words` on `server` (behind its playing run): its id and
+/// directory.
+fn queued(server: &Server, kind: &str, words: &str) -> (i64, PathBuf) {
+    let words: Vec<&str> = words.split_whitespace().collect();
+    let (code, v) = server.json(
+        "POST",
+        "/api/runs",
+        Some(&json!({ "kind": kind, "words": words })),
+    );
+    assert_eq!(code, 201, "{v}");
+    let dir = PathBuf::from(v["dir"].as_str().unwrap());
+    std::fs::create_dir_all(&dir).unwrap();
+    (v["id"].as_i64().unwrap(), dir)
+}
+
+#[test]
+fn an_sprt_s_a_tune_s_and_a_datagen_s_numbers_are_those_the_cli_shows_of_their_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server, _, _) = setup(tmp.path());
+    let made = tmp.path().join("cli");
+    std::fs::create_dir_all(&made).unwrap();
+
+    // An SPRT: its lines are `spar status`'s as its results file grows (without the run
+    // record its child writes beside the file, neither knows its bounds: no LLR here).
+    let sprt = "--engine name=dev --engine name=base --each nodes=300 --elo0 0 --elo1 5";
+    let (id, dir) = queued(&server, "sprt", sprt);
+    let file = dir.join("results.csv");
+    std::fs::write(&file, HEAD).unwrap();
+    append(&file, &(0..12).map(pair).collect::<String>());
+    agrees(&server, id, &file, "an SPRT's rows");
+    append(&file, &(12..40).map(pair).collect::<String>());
+    let v = agrees(&server, id, &file, "an SPRT's rows appended");
+    assert_eq!(v["live"]["games"], 80, "{v}");
+
+    // A tune: the trajectory a CLI tune wrote; its iterations and games are `spar status`'s.
+    let tune = "--param rfp_margin --param lmr_base --each nodes=300 --iterations 3 --no-verify";
+    cli(
+        &made,
+        &format!("tune {tune} --csv tune.csv --out tuned.txt --seed 3"),
+    );
+    let (id, dir) = queued(&server, "tune", tune);
+    for f in std::fs::read_dir(&made).unwrap() {
+        let name = f.unwrap().file_name();
+        if name.to_string_lossy().starts_with("tune") {
+            std::fs::copy(made.join(&name), dir.join(&name)).unwrap();
+        }
+    }
+    let shown = status(&made.join("tune.csv")).join("\n");
+    let iterations = number_after(&shown, "Iterations:");
+    let v = server.wait(id, "the tune's numbers", |v| {
+        v["live"]["iteration"] == iterations
+    });
+    let games = number_after(&shown, &format!("{iterations}/{iterations} (100.0 %),"));
+    assert_eq!(v["live"]["games"], games, "{v}\n{shown}");
+
+    // A datagen: its games and positions are `spar datagen --inspect`'s of its file.
+    cli(
+        &made,
+        "datagen --out positions --games 4 --nodes 300 --seed 5",
+    );
+    let (id, dir) = queued(&server, "datagen", "--games 4 --nodes 300");
+    std::fs::copy(made.join("positions"), dir.join("positions")).unwrap();
+    let out = spar()
+        .args(["datagen", "--inspect"])
+        .arg(made.join("positions"))
+        .output()
+        .unwrap();
+    let inspect = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (games, positions) = (
+        number_after(&inspect, "Games:"),
+        number_after(&inspect, "positions:"),
+    );
+    let v = server.wait(id, "the datagen's numbers", |v| {
+        v["live"]["positions"] == positions
+    });
+    assert_eq!(v["live"]["games"], games, "{v}\n{inspect}");
 }
