@@ -395,3 +395,103 @@ fn resume_refuses_files_that_do_not_belong_together() {
     .unwrap();
     assert_eq!(w.games(), 3);
 }
+
+/// The counts `game_ends` gives of the files of `format` at `path`: (games every file
+/// holds, positions (else lines) up to the last of them).
+fn whole_count(path: &Path, format: Format) -> (u64, u64) {
+    let ends = data::training::files::game_ends(path, format).unwrap();
+    let paths = format.paths(path);
+    let mut games = u64::MAX;
+    if paths.viriformat.is_some() {
+        games = games.min(ends.viriformat.len() as u64);
+    }
+    if paths.text.is_some() {
+        games = games.min(ends.text.len() as u64);
+    }
+    let counted = if paths.viriformat.is_some() {
+        &ends.viriformat
+    } else {
+        &ends.text
+    };
+    let positions = (games as usize).checked_sub(1).map_or(0, |g| counted[g].1);
+    (games, positions)
+}
+
+#[test]
+fn a_counter_reads_only_what_was_appended_and_counts_again_after_a_cut_or_a_replacement() {
+    use data::training::counter::GameCounter;
+    use std::io::Write;
+    for format in [Format::Viriformat, Format::Text, Format::Both] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.vf");
+        let games = random_games(30, 7);
+        let mut counter = GameCounter::new(&path, format);
+        // No file yet.
+        let c = counter.count().unwrap();
+        assert_eq!((c.games, c.positions), (0, 0), "{format:?}");
+        let (mut w, _) =
+            TrainingWriter::open(&path, format, TextFilter::default(), false, None).unwrap();
+        for (i, g) in games.iter().enumerate() {
+            w.write_game(g).unwrap();
+            w.sync().unwrap();
+            if i % 7 == 3 {
+                let c = counter.count().unwrap();
+                assert_eq!(
+                    (c.games, c.positions),
+                    whole_count(&path, format),
+                    "{format:?} {i}"
+                );
+            }
+        }
+        drop(w);
+        let c = counter.count().unwrap();
+        assert_eq!(
+            (c.games, c.positions),
+            whole_count(&path, format),
+            "{format:?}"
+        );
+        assert_eq!(c.games, 30);
+        // A half-written game: not counted.
+        let file = format
+            .paths(&path)
+            .viriformat
+            .or(format.paths(&path).index)
+            .unwrap();
+        // (A viriformat header's first bytes; an index entry without its newline.)
+        let partial = match format.paths(&path).viriformat {
+            Some(_) => std::fs::read(&file).unwrap()[..9].to_vec(),
+            None => b"99".to_vec(),
+        };
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+            .write_all(&partial)
+            .unwrap();
+        let c = counter.count().unwrap();
+        assert_eq!(
+            (c.games, c.positions),
+            whole_count(&path, format),
+            "{format:?} partial"
+        );
+        // Cut back to 10 games (what --resume does): counted again from the start.
+        data::training::files::cut_to_games(&path, format, 10).unwrap();
+        let c = counter.count().unwrap();
+        assert_eq!(c.games, 10, "{format:?}");
+        assert_eq!(
+            (c.games, c.positions),
+            whole_count(&path, format),
+            "{format:?} cut"
+        );
+        // Replaced by other games of the same length or longer: counted again.
+        std::fs::remove_dir_all(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path()).unwrap();
+        write_all(&path, format, &random_games(25, 8));
+        let c = counter.count().unwrap();
+        assert_eq!(
+            (c.games, c.positions),
+            whole_count(&path, format),
+            "{format:?} new"
+        );
+    }
+}

@@ -122,13 +122,6 @@ struct Scan {
 }
 
 impl Scan {
-    fn empty() -> Scan {
-        Scan {
-            ends: Vec::new(),
-            len: 0,
-        }
-    }
-
     fn at(&self, games: u64) -> (u64, u64) {
         if games == 0 {
             (0, 0)
@@ -145,15 +138,28 @@ fn io_context(path: &Path) -> impl Fn(io::Error) -> String + '_ {
 /// Walks the viriformat records of a file without decoding moves: a partial last game is
 /// left out; a result byte above 2 is an error (the file is not viriformat).
 fn scan_viriformat(path: &Path) -> Result<Scan, String> {
-    let file = match File::open(path) {
+    let mut ends = Vec::new();
+    let len = walk_viriformat(path, (0, 0), |end, positions| ends.push((end, positions)))?;
+    Ok(Scan { ends, len })
+}
+
+/// Walks the viriformat records of the file at `path` from byte `start.0` (where a game
+/// starts; `start.1` positions before it), calling `end(offset after the game, positions
+/// so far)` for each complete game; returns the file's length (0 when it is missing).
+pub(super) fn walk_viriformat(
+    path: &Path,
+    start: (u64, u64),
+    mut end: impl FnMut(u64, u64),
+) -> Result<u64, String> {
+    let mut file = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Scan::empty()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(io_context(path)(e)),
     };
     let len = file.metadata().map_err(io_context(path))?.len();
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start.0)).map_err(io_context(path))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut ends = Vec::new();
-    let (mut offset, mut positions) = (0u64, 0u64);
+    let (mut offset, mut positions) = start;
     'games: loop {
         let mut header = [0u8; BOARD_BYTES];
         if reader.read_exact(&mut header).is_err() {
@@ -168,38 +174,63 @@ fn scan_viriformat(path: &Path) -> Result<Scan, String> {
                 path.display()
             ));
         }
-        let mut end = offset + BOARD_BYTES as u64;
+        let mut game_end = offset + BOARD_BYTES as u64;
         let mut moves = 0;
         loop {
             let mut entry = [0u8; ENTRY_BYTES];
             if reader.read_exact(&mut entry).is_err() {
                 break 'games;
             }
-            end += ENTRY_BYTES as u64;
+            game_end += ENTRY_BYTES as u64;
             if entry == [0; ENTRY_BYTES] {
                 break;
             }
             moves += 1;
         }
-        offset = end;
+        offset = game_end;
         positions += moves;
-        ends.push((offset, positions));
+        end(offset, positions);
     }
-    Ok(Scan { ends, len })
+    Ok(len)
 }
 
 /// Reads a text file's index: complete `BYTES LINES` lines, checked against the text file.
 fn scan_text(text_path: &Path, index_path: &Path) -> Result<Scan, String> {
+    let mut ends = Vec::new();
+    let len = walk_index(text_path, index_path, IndexAt::default(), |_, e| {
+        ends.push(e)
+    })?;
+    Ok(Scan { ends, len })
+}
+
+/// Where a walk of a text file's index starts: the byte of the index after the entries
+/// already read, their number and the last one's `(bytes, lines)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct IndexAt {
+    pub(super) offset: u64,
+    pub(super) entries: u64,
+    pub(super) last: (u64, u64),
+}
+
+/// Walks the complete `BYTES LINES` entries of `index_path` from `at`, checked against the
+/// text file, calling `entry(where the walk is after it, (bytes, lines))` for each; returns
+/// the text file's length.
+pub(super) fn walk_index(
+    text_path: &Path,
+    index_path: &Path,
+    at: IndexAt,
+    mut entry: impl FnMut(IndexAt, (u64, u64)),
+) -> Result<u64, String> {
     let len = match std::fs::metadata(text_path) {
         Ok(m) => m.len(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
         Err(e) => return Err(io_context(text_path)(e)),
     };
-    let index = match File::open(index_path) {
+    let mut index = match File::open(index_path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return if len == 0 {
-                Ok(Scan::empty())
+                Ok(0)
             } else {
                 Err(format!(
                     "{} has no index {}: it cannot be resumed (start a new file)",
@@ -210,10 +241,11 @@ fn scan_text(text_path: &Path, index_path: &Path) -> Result<Scan, String> {
         }
         Err(e) => return Err(io_context(index_path)(e)),
     };
-    let mut ends: Vec<(u64, u64)> = Vec::new();
+    io::Seek::seek(&mut index, io::SeekFrom::Start(at.offset)).map_err(io_context(index_path))?;
     let mut reader = BufReader::new(index);
     let mut line = String::new();
-    for number in 1.. {
+    let mut now = at;
+    loop {
         line.clear();
         let n = reader
             .read_line(&mut line)
@@ -221,6 +253,7 @@ fn scan_text(text_path: &Path, index_path: &Path) -> Result<Scan, String> {
         if n == 0 || !line.ends_with('\n') {
             break; // the end, or a half-written last entry
         }
+        let number = now.entries + 1;
         let bad = || {
             format!(
                 "{} line {number}: '{}' is not `BYTES LINES` of a spar text index",
@@ -233,8 +266,7 @@ fn scan_text(text_path: &Path, index_path: &Path) -> Result<Scan, String> {
         else {
             return Err(bad());
         };
-        let (last_bytes, last_lines) = ends.last().copied().unwrap_or((0, 0));
-        if bytes < last_bytes || lines < last_lines {
+        if bytes < now.last.0 || lines < now.last.1 {
             return Err(bad());
         }
         if bytes > len {
@@ -245,9 +277,14 @@ fn scan_text(text_path: &Path, index_path: &Path) -> Result<Scan, String> {
                 text_path.display()
             ));
         }
-        ends.push((bytes, lines));
+        now = IndexAt {
+            offset: now.offset + n as u64,
+            entries: number,
+            last: (bytes, lines),
+        };
+        entry(now, (bytes, lines));
     }
-    Ok(Scan { ends, len })
+    Ok(len)
 }
 
 fn open_append(path: &Path) -> Result<File, String> {

@@ -30,6 +30,7 @@
 //! }
 //! ```
 
+pub mod counter;
 pub mod dfrc;
 pub mod files;
 pub mod filter;

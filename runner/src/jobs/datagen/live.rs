@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use data::training::counter::GameCounter;
 use data::training::files::{game_ends, Format};
 
 use crate::job::Job;
@@ -29,31 +30,25 @@ pub fn reader(kind: &'static dyn Job, run: &LiveRun) -> Box<dyn LiveReader> {
         .into_iter()
         .flatten()
         .collect();
+    // Each change of a file reads only what was written since (`GameCounter`).
+    let mut counter = GameCounter::new(&file, format);
     Box::new(Rereading::new(files, move || Reading {
-        live: local(&file, format),
+        live: local(&file, &mut counter),
         view: None,
     }))
 }
 
 /// A local datagen run's numbers: its complete games (those of both files when it writes
-/// both) and their positions. A training file is no kind's own file for `spar status`:
-/// the lines say the two numbers.
-fn local(file: &Path, format: Format) -> Live {
+/// both) and their positions, counted on by `counter`. A training file is no kind's own
+/// file for `spar status`: the lines say the two numbers.
+fn local(file: &Path, counter: &mut GameCounter) -> Live {
     let mut out = Live::default();
     if !file.is_file() {
         return out;
     }
-    if let Ok(ends) = game_ends(file, format) {
-        let paths = format.paths(file);
-        let (vf, text) = (paths.viriformat.is_some(), paths.text.is_some());
-        let games = match (vf, text) {
-            (true, true) => ends.viriformat.len().min(ends.text.len()),
-            (true, false) => ends.viriformat.len(),
-            _ => ends.text.len(),
-        };
-        let counted = if vf { &ends.viriformat } else { &ends.text };
-        out.games = Some(games as u64);
-        out.positions = Some(games.checked_sub(1).map_or(0, |g| counted[g].1));
+    if let Ok(counted) = counter.count() {
+        out.games = Some(counted.games);
+        out.positions = Some(counted.positions);
     }
     out.lines = vec![
         format!("Games: {}", out.games.unwrap_or(0)),
