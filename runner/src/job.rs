@@ -199,6 +199,56 @@ pub trait Job: Sync {
     /// per run and updates it from the bytes appended since its last read; its numbers are
     /// those `spar status` prints of the same files.
     fn live_reader(&'static self, run: &LiveRun) -> Box<dyn LiveReader>;
+
+    // What a server's watched branch needs of the kinds (docs/serve.md, "Watched
+    // branches"): it finds the kind for each role here, never by a kind's name.
+
+    /// The role this kind plays for a watched branch ([`WatchRole`]); `None`: none.
+    fn watch_role(&self) -> Option<WatchRole> {
+        None
+    }
+
+    /// The words of the run this kind plays for a watched branch's `ask` (only asked of a
+    /// kind whose [`Job::watch_role`] is some): checked and run as a person's words are.
+    fn watch_words(&self, ask: &WatchAsk) -> Vec<String> {
+        let _ = ask;
+        Vec::new()
+    }
+}
+
+/// What a kind is to a server's watched branch ([`Job::watch_role`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchRole {
+    /// Tests one commit against its parent (or a pushed batch's tip against its base): a
+    /// non-regression SPRT.
+    CommitTest,
+    /// Finds the first bad commit of a range whose test failed.
+    Bisect,
+    /// Measures the tip against a fixed anchor commit: a match of a fixed number of games.
+    AnchorTest,
+}
+
+/// What a watched branch asks a kind to play ([`Job::watch_words`]).
+#[derive(Clone, Debug)]
+pub struct WatchAsk<'a> {
+    /// The registered engine whose branch is watched.
+    pub engine: &'a str,
+    /// The full hash of the base side: the parent (a commit test), the last known good
+    /// commit (a bisect), the anchor (an anchor test).
+    pub base: &'a str,
+    /// The full hash of the other side: the commit tested, the first commit known bad (a
+    /// bisect), the branch's tip (an anchor test).
+    pub tip: &'a str,
+    /// The engine's test words for both sides, given after `--each` (`tc=8+0.08
+    /// option.Hash=16`).
+    pub each: &'a [String],
+    /// The engine's other test words, given to every run as they are (`--book NAME`).
+    pub extra: &'a [String],
+    /// The non-regression bounds `[elo0, elo1]` (normalized Elo, e.g. `[-3, 1]`); a
+    /// bisect's drop is `-elo0`.
+    pub bounds: [f64; 2],
+    /// The games of an anchor test.
+    pub games: u64,
 }
 
 /// What a served run's page (and the scheduler) make of a kind ([`Job::served_page`]).

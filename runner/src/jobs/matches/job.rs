@@ -13,7 +13,7 @@ use crate::cluster::shard::ShardRun;
 use crate::cluster::status;
 use crate::error::CliResult;
 use crate::files::run_record;
-use crate::job::{Job, ServedPage, StatusView, Unit};
+use crate::job::{Job, ServedPage, StatusView, Unit, WatchAsk, WatchRole};
 use crate::summary;
 
 /// `spar match` or (`sprt`) `spar sprt`.
@@ -169,5 +169,83 @@ impl Job for MatchJob {
             residuals: true,
             ..ServedPage::default()
         }
+    }
+
+    fn watch_role(&self) -> Option<WatchRole> {
+        Some(if self.sprt {
+            WatchRole::CommitTest
+        } else {
+            WatchRole::AnchorTest
+        })
+    }
+
+    fn watch_words(&self, ask: &WatchAsk) -> Vec<String> {
+        watch_words(self.sprt, ask)
+    }
+}
+
+/// The words of a watched branch's commit test (an SPRT of the tip against the base at the
+/// engine's bounds) or anchor test (a match of `ask.games` games), both sides the
+/// registered engine at a commit, named by its short hash.
+fn watch_words(sprt: bool, ask: &WatchAsk) -> Vec<String> {
+    let side = |sha: &str| {
+        vec![
+            "--engine".to_string(),
+            format!("engine={}", ask.engine),
+            format!("rev={sha}"),
+            format!("name={}", &sha[..sha.len().min(10)]),
+        ]
+    };
+    let mut words = side(ask.tip);
+    words.extend(side(ask.base));
+    if !ask.each.is_empty() {
+        words.push("--each".into());
+        words.extend(ask.each.iter().cloned());
+    }
+    if sprt {
+        words.extend([
+            "--elo0".to_string(),
+            ask.bounds[0].to_string(),
+            "--elo1".to_string(),
+            ask.bounds[1].to_string(),
+        ]);
+    } else {
+        words.extend(["--games".to_string(), ask.games.to_string()]);
+    }
+    words.extend(ask.extra.iter().cloned());
+    words
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_test_is_an_sprt_of_the_tip_against_its_parent_and_parses() {
+        let each = ["tc=8+0.08".to_string()];
+        let extra = ["--book".to_string(), "b.epd".to_string()];
+        let ask = WatchAsk {
+            engine: "eng",
+            base: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            tip: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            each: &each,
+            extra: &extra,
+            bounds: [-3.0, 1.0],
+            games: 200,
+        };
+        let w = SPRT.watch_words(&ask).join(" ");
+        assert_eq!(
+            w,
+            "--engine engine=eng rev=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb name=bbbbbbbbbb \
+             --engine engine=eng rev=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa name=aaaaaaaaaa \
+             --each tc=8+0.08 --elo0 -3 --elo1 1 --book b.epd"
+        );
+        let m = MATCH.watch_words(&ask).join(" ");
+        assert!(
+            m.ends_with("--each tc=8+0.08 --games 200 --book b.epd"),
+            "{m}"
+        );
+        assert_eq!(SPRT.watch_role(), Some(WatchRole::CommitTest));
+        assert_eq!(MATCH.watch_role(), Some(WatchRole::AnchorTest));
     }
 }
