@@ -214,6 +214,14 @@ pub trait Job: Sync {
         let _ = ask;
         Vec::new()
     }
+
+    /// The commit a finished run of this kind found for a watched branch (a bisect's first
+    /// bad commit, its full hash), read from the run's files in `dir` (its words are
+    /// `words`); `None`: none found, or the run has not ended.
+    fn watch_found(&self, dir: &Path, words: &[String]) -> Option<String> {
+        let _ = (dir, words);
+        None
+    }
 }
 
 /// What a kind is to a server's watched branch ([`Job::watch_role`]).
