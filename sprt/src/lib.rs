@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bisect;
 pub mod counts;
 pub mod elo;
 pub mod forecast;
