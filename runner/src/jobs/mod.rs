@@ -12,6 +12,7 @@ use crate::cluster::manifest::Manifest;
 use crate::error::CliResult;
 use crate::job::Job;
 
+pub mod bisect;
 pub mod datagen;
 pub mod matches;
 pub mod record_fields;
