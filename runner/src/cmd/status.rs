@@ -48,11 +48,13 @@ pub fn run(args: StatusArgs) -> CliResult {
             args.run.display()
         )));
     }
-    if is_dir {
+    // A local run's file (a bisect's directory is its own), or a cluster run's directory.
+    let owner = jobs::owning(&args.run);
+    if is_dir && owner.is_none() {
         return run_dir(&args);
     }
-    // A local run's file: the kind that keeps it (a results CSV is the catch-all).
-    let job = jobs::owning(&args.run).ok_or_else(|| {
+    // The kind that keeps it (a results CSV is the catch-all).
+    let job = owner.ok_or_else(|| {
         CliError::usage(format!(
             "{}: not a file of a spar run: give a --run-dir or a --results CSV",
             args.run.display()

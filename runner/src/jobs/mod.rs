@@ -29,6 +29,7 @@ pub static KINDS: &[&dyn Job] = &[
     &matches::job::SPRT,
     &datagen::job::DATAGEN,
     &report::job::REPORT,
+    &bisect::job::BISECT,
 ];
 
 /// The kind whose command is `command`.

@@ -1,0 +1,153 @@
+//! The live reader of a bisect (the job contract's `live_reader`): its plan and steps,
+//! read again when the steps file changes, and the step in play followed by the SPRT's own
+//! reader (its results CSV, or the cluster run it is). The numbers: every step's games in
+//! all, and the W-L-D, Elo and LLR of the step in play (or of the last one); the lines are
+//! `spar status`'s; the view is the status the run page's section draws.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::status::{self, BisectStatus};
+use crate::job::{Job, StatusView};
+use crate::live::{Live, LiveReader, LiveRun, Reading};
+
+/// The reader of the bisect whose run directory `run.file` is.
+pub fn reader(run: &LiveRun) -> Box<dyn LiveReader> {
+    Box::new(BisectReader {
+        dir: run.file.clone(),
+        seen: None,
+        empty: false,
+        step: None,
+        step_live: Live::default(),
+    })
+}
+
+struct BisectReader {
+    dir: PathBuf,
+    /// The steps file's length and time, and the step directories, at the last reading.
+    seen: Option<(Option<(u64, SystemTime)>, Option<String>)>,
+    /// Whether the last reading was the empty one of a directory with no plan.
+    empty: bool,
+    /// The step in play and its SPRT's reader.
+    step: Option<(String, Box<dyn LiveReader>)>,
+    /// The step in play's last numbers.
+    step_live: Live,
+}
+
+impl BisectReader {
+    fn steps_mark(&self) -> Option<(u64, SystemTime)> {
+        let m = std::fs::metadata(self.dir.join(super::record::STEPS)).ok()?;
+        Some((m.len(), m.modified().ok()?))
+    }
+}
+
+impl LiveReader for BisectReader {
+    fn update(&mut self) -> Option<Reading> {
+        let status = match status::of_dir(&self.dir) {
+            Ok(Some(s)) => s,
+            // No plan yet (or one this spar cannot read): no numbers.
+            _ => {
+                let again = self.empty;
+                (self.seen, self.empty) = (None, true);
+                return (!again).then(Reading::default);
+            }
+        };
+        let playing = status.playing.as_ref().map(|(rel, _)| rel.clone());
+        if self.step.as_ref().map(|(rel, _)| rel) != playing.as_ref() {
+            self.step = playing.clone().map(|rel| {
+                let dir = self.dir.join(&rel);
+                let cluster = crate::cluster::manifest::Manifest::path(&dir)
+                    .is_file()
+                    .then(|| dir.clone());
+                let run = LiveRun {
+                    file: dir.join("results.csv"),
+                    cluster,
+                    words: Vec::new(),
+                };
+                (rel, crate::jobs::matches::job::SPRT.live_reader(&run))
+            });
+            self.step_live = Live::default();
+        }
+        let mut step_changed = false;
+        if let Some((_, r)) = &mut self.step {
+            if let Some(reading) = r.update() {
+                self.step_live = reading.live;
+                step_changed = true;
+            }
+        }
+        let mark = (self.steps_mark(), playing);
+        if !step_changed && self.seen.as_ref() == Some(&mark) {
+            return None;
+        }
+        (self.seen, self.empty) = (Some(mark), false);
+        Some(reading(
+            status,
+            self.step.is_some().then_some(&self.step_live),
+        ))
+    }
+}
+
+/// The numbers of a bisect's `status`, with the step in play's `step` numbers.
+fn reading(status: BisectStatus, step: Option<&Live>) -> Reading {
+    let mut live = Live::default();
+    match (step, status.steps.iter().rev().find(|s| s.games > 0)) {
+        (Some(s), _) => {
+            live = s.clone();
+            live.verdict = None;
+            live.lines = Vec::new();
+        }
+        (None, Some(last)) => {
+            (live.wins, live.losses, live.draws) =
+                (Some(last.wins), Some(last.losses), Some(last.draws));
+            live.elo = crate::live::finite(last.elo);
+            live.elo_error = crate::live::finite(last.elo_pm);
+            live.llr = crate::live::finite(last.llr);
+            (live.lower, live.upper) = (Some(last.lower), Some(last.upper));
+        }
+        (None, None) => {}
+    }
+    live.games = Some(status.games() + step.and_then(|s| s.games).unwrap_or(0));
+    live.lines = status.lines();
+    Reading {
+        live,
+        view: Some(Arc::new(status)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::bisect::record::tests::{plan, step};
+    use crate::jobs::bisect::record::{append_step, Outcome, Role};
+
+    #[test]
+    fn the_reader_counts_every_steps_games_and_reads_again_only_on_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = LiveRun {
+            file: dir.path().to_path_buf(),
+            cluster: None,
+            words: vec![],
+        };
+        let mut r = reader(&run);
+        assert_eq!(r.update().unwrap().live, Live::default());
+        let p = plan(8, true);
+        p.write(dir.path()).unwrap();
+        let first = r.update().unwrap();
+        assert_eq!(first.live.games, Some(0));
+        assert!(first.view.is_some());
+        assert!(r.update().is_none(), "nothing changed");
+        append_step(dir.path(), &step(&p, Role::Search, 4, Outcome::Bad)).unwrap();
+        let live = r.update().unwrap().live;
+        assert_eq!(
+            (live.games, live.wins, live.losses),
+            (Some(40), Some(5), Some(20))
+        );
+        assert_eq!(live.elo, Some(-120.0));
+        assert!(live
+            .lines
+            .last()
+            .unwrap()
+            .starts_with("Searching: the first bad commit is one of 1..=4"));
+    }
+}
