@@ -148,9 +148,10 @@ pub struct Built {
     pub bench: u64,
 }
 
-/// The cache directory of `engine` at `sha` in the server's data directory.
-pub fn cache_of(data: &Path, engine: &str, sha: &str) -> PathBuf {
-    data.join("builds").join(engine).join(sha)
+/// The server's cache of `engine`'s builds in its data directory, `DATA/builds/ENGINE/`
+/// (one `SHA/` per build).
+pub fn cache_of(data: &Path, engine: &str) -> PathBuf {
+    data.join("builds").join(engine)
 }
 
 /// Who reports on stderr for the server's builds.
@@ -190,7 +191,7 @@ pub fn ensure(
     sha: &str,
     log: BuildLog,
 ) -> Result<Built, String> {
-    let dir = data.join("builds").join(engine);
+    let dir = cache_of(data, engine);
     let tmp = data.join("tmp");
     let cache = Cache {
         dir: &dir,
