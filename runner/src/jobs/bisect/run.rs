@@ -59,7 +59,10 @@ impl Builder<'_> {
 
 /// Runs `spar bisect`.
 pub fn run(args: BisectArgs) -> CliResult {
-    let dir = args.check()?;
+    let given = args.check()?;
+    // Absolute: the engines' paths reach every step's SPRT, and a cluster's nodes.
+    let dir = std::path::absolute(&given)
+        .map_err(|e| CliError::usage(format!("--run-dir {}: {e}", given.display())))?;
     std::fs::create_dir_all(&dir).map_err(|e| {
         CliError::usage(format!(
             "--run-dir {} is not a directory spar can make: {e}",
@@ -68,7 +71,11 @@ pub fn run(args: BisectArgs) -> CliResult {
     })?;
     let _lock =
         crate::files::lock::acquire(&dir.join(LOCK), &format!("--run-dir {}", dir.display()))?;
-    let builds = args.builds.clone().unwrap_or_else(|| dir.join("builds"));
+    let builds = match &args.builds {
+        Some(b) => std::path::absolute(b)
+            .map_err(|e| CliError::usage(format!("--builds {}: {e}", b.display())))?,
+        None => dir.join("builds"),
+    };
     let b = Builder {
         args: &args,
         name: args.name(),
