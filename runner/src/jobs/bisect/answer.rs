@@ -136,8 +136,8 @@ pub fn spread(plan: &Plan, state: &State, steps: &[Step], found: usize) -> Optio
 }
 
 /// The answer's lines (after the steps' lines), the last one for scripts: the first bad
-/// commit's full hash, or the gate's finding. `Err`: the candidates of an untestable range,
-/// with every line but the last already in the `Ok` part.
+/// commit's full hash, or the gate's finding; with them, for an untestable range (its
+/// candidates listed in the lines), the error the command ends with.
 pub fn answer(plan: &Plan, steps: &[Step], state: &State) -> (Vec<String>, Option<String>) {
     let mut lines = vec![String::new()];
     lines.extend(table(plan, steps));
