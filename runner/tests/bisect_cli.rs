@@ -329,18 +329,25 @@ fn bad_input_is_refused_with_the_fix() {
         assert!(err.contains(needle), "{line}: expected '{needle}' in {err}");
         assert!(!err.contains("panicked"), "{line}: {err}");
     }
-    // A resumed bisect with other words is refused, naming what differs.
-    ok(&bisect(
+    // A URL is mirrored into the builds' cache (file:// works offline); a resumed bisect
+    // with other words is refused, naming what differs.
+    let url = format!("file://{r}");
+    let out = ok(&run_in(
         d,
-        Path::new(r),
-        g,
-        "z",
-        "--known-bad --concurrency 2",
+        &argv(&format!(
+            "bisect --repo {url} --good {g} --bad main --run-dir z {PLAY} --known-bad --concurrency 2"
+        )),
     ));
+    assert_eq!(out.lines().last(), Some(b), "{out}");
+    assert!(d.join("z/builds/.mirror.git/HEAD").is_file());
+    assert!(
+        d.join("z/builds").join(b).join("e").is_file(),
+        "named after the URL"
+    );
     let o = run_in(
         d,
         &argv(&format!(
-            "bisect --repo {r} --good {g} --bad main --run-dir z --each nodes=100 --drop 40 \
+            "bisect --repo {url} --good {g} --bad main --run-dir z --each nodes=100 --drop 40 \
              --seed 3 --quiet --known-bad --resume"
         )),
     );
