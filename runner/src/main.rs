@@ -47,6 +47,8 @@ enum Command {
     Match(cmd::matches::MatchArgs),
     /// Play two engine variants against each other until an SPRT decides.
     Sprt(cmd::matches::MatchArgs),
+    /// Find the commit that lost the Elo: a noisy bisection whose steps are SPRTs.
+    Bisect(cmd::bisect::BisectArgs),
     /// Generate training positions (viriformat / bullet text) by self-play; --inspect a file.
     Datagen(cmd::datagen::DatagenArgs),
     /// Run the embedded engine as a UCI engine on stdin/stdout.
@@ -96,6 +98,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Sim(args) => cmd::sim::run(args),
         Command::Match(args) => cmd::matches::run(args, false),
         Command::Sprt(args) => cmd::matches::run(args, true),
+        Command::Bisect(args) => cmd::bisect::run(args),
         Command::Datagen(args) => cmd::datagen::run(args),
         Command::Uci(args) => cmd::uci::run(args),
         Command::Bench(args) => cmd::bench::run(args),

@@ -1,6 +1,7 @@
 //! One module per `spar` subcommand: its clap arguments and its `run` function.
 
 pub mod bench;
+pub mod bisect;
 pub mod compat;
 pub mod datagen;
 pub mod matches;

@@ -1,8 +1,10 @@
 //! Getting engines to play: variants from `--engine` words, spar built at a git revision or
-//! with features, the in-process builtin player and external UCI engines.
+//! with features, an engine repository built at a commit (`repo_build`), the in-process
+//! builtin player and external UCI engines.
 
 pub mod git_build;
 pub mod player;
+pub mod repo_build;
 pub mod tablebases;
 pub mod uci;
 pub mod variant;

@@ -14,7 +14,8 @@ pub mod action_log;
 pub mod actions;
 pub mod api_errors;
 pub mod builder;
-pub mod builds;
+/// The builds of registered engines (moved to `engines/`, shared with `spar bisect`).
+pub use crate::engines::repo_build as builds;
 pub mod cache;
 pub mod days;
 pub mod db;

@@ -1,7 +1,9 @@
-//! A registered engine's builds: names and revisions checked, revisions resolved to commits
-//! (`git rev-parse`), builds made in a temporary checkout (never in the registered
-//! repository) and cached by commit under `DATA/builds/ENGINE/SHA/`, with the bench the
-//! build printed. Every command is an argument vector; nothing goes through a shell.
+//! An engine repository's builds, for the server's registered engines and `spar bisect`:
+//! names and revisions checked, revisions resolved to commits (`git rev-parse`), builds made
+//! in a temporary checkout (never in the repository itself) and cached by commit under a
+//! cache directory (the server's `DATA/builds/ENGINE/`, a bisect's `--builds`) as `SHA/`,
+//! with the bench the build printed. Every command is an argument vector; nothing goes
+//! through a shell.
 //!
 //! Two ways to build: `make` (OpenBench's convention: `make -j EXE=NAME` in a checkout of
 //! the commit, then `./NAME bench`, whose last `N nodes` is the signature) and `spar`
@@ -31,7 +33,7 @@ pub const BUILDS_KINDS: &[&str] = &["make", "spar"];
 /// Checks an engine name: letters, digits, `_`, `-`, `.`, not starting with `-` or `.`, at
 /// most 64 characters (it names a directory and the `EXE=` of `make`).
 pub fn check_name(name: &str) -> Result<(), String> {
-    super::names::is_plain(name, 64, &['-', '.'])
+    crate::serve::names::is_plain(name, 64, &['-', '.'])
         .then_some(())
         .ok_or_else(|| {
             format!(
@@ -95,13 +97,26 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// Resolves `rev` in the git directory `source` to its full commit sha.
+/// Resolves `rev` in the git directory `source` to its full commit sha (the server's:
+/// [`resolve_as`] `spar serve`).
 pub fn resolve(engine: &str, source: &Path, rev: &str, mirrored: bool) -> Result<String, String> {
+    resolve_as(SERVER, engine, source, rev, mirrored)
+}
+
+/// Resolves `rev` in the git directory `source` to its full commit sha; a mirror is fetched
+/// first (a failed fetch is reported on stderr as `who` says, and the refs known are used).
+pub fn resolve_as(
+    who: &str,
+    engine: &str,
+    source: &Path,
+    rev: &str,
+    mirrored: bool,
+) -> Result<String, String> {
     check_rev(rev)?;
     if mirrored {
         // A mirror follows its URL: fetch what is new (a failure leaves the refs known).
         if let Err(e) = git(source, &["fetch", "--quiet", "--prune", "origin"]) {
-            eprintln!("spar serve: engine {engine}: git fetch failed: {e}");
+            eprintln!("{who}: engine {engine}: git fetch failed: {e}");
         }
     }
     git(
@@ -127,13 +142,30 @@ pub fn resolve(engine: &str, source: &Path, rev: &str, mirrored: bool) -> Result
 /// A build in the cache: the binary and the bench it printed.
 #[derive(Clone, Debug)]
 pub struct Built {
+    /// The cached binary.
     pub binary: PathBuf,
+    /// The bench signature its build printed.
     pub bench: u64,
 }
 
-/// The cache directory of `engine` at `sha`.
-pub fn cache_of(data: &Path, engine: &str, sha: &str) -> PathBuf {
-    data.join("builds").join(engine).join(sha)
+/// The server's cache of `engine`'s builds in its data directory, `DATA/builds/ENGINE/`
+/// (one `SHA/` per build).
+pub fn cache_of(data: &Path, engine: &str) -> PathBuf {
+    data.join("builds").join(engine)
+}
+
+/// Who reports on stderr for the server's builds.
+const SERVER: &str = "spar serve";
+
+/// Where builds are cached, and who reports an install on stderr.
+#[derive(Clone, Copy, Debug)]
+pub struct Cache<'a> {
+    /// The directory holding one `SHA/` directory per build (the binary and its `bench`).
+    pub dir: &'a Path,
+    /// Where the temporary checkouts are made.
+    pub tmp: &'a Path,
+    /// The name an install is reported under (`spar serve`, `spar bisect`).
+    pub who: &'a str,
 }
 
 /// The binary's file name in the cache.
@@ -149,10 +181,8 @@ pub fn exe_name(engine: &str, build: &str) -> String {
 /// `build-failure`) and the message.
 pub type BuildLog<'a> = &'a dyn Fn(&str, &str);
 
-/// The build of `engine` (built by `build` from git directory `source`) at commit `sha`:
-/// from the cache, or built now in a temporary checkout and cached. Each step goes to
-/// `log`: started, built (bench and seconds), taken from the cache, failed (its message,
-/// with the last lines of the output).
+/// The server's build of `engine` at commit `sha`, cached under `DATA/builds/ENGINE/`
+/// ([`ensure_in`]).
 pub fn ensure(
     data: &Path,
     engine: &str,
@@ -161,8 +191,30 @@ pub fn ensure(
     sha: &str,
     log: BuildLog,
 ) -> Result<Built, String> {
+    let dir = cache_of(data, engine);
+    let tmp = data.join("tmp");
+    let cache = Cache {
+        dir: &dir,
+        tmp: &tmp,
+        who: SERVER,
+    };
+    ensure_in(cache, engine, build, source, sha, log)
+}
+
+/// The build of `engine` (built by `build` from git directory `source`) at commit `sha`:
+/// from `cache`, or built now in a temporary checkout and cached. Each step goes to
+/// `log`: started, built (bench and seconds), taken from the cache, failed (its message,
+/// with the last lines of the output).
+pub fn ensure_in(
+    cache: Cache,
+    engine: &str,
+    build: &str,
+    source: &Path,
+    sha: &str,
+    log: BuildLog,
+) -> Result<Built, String> {
     let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = cache_of(data, engine, sha);
+    let dir = cache.dir.join(sha);
     let exe = exe_name(engine, build);
     let short = &sha[..12.min(sha.len())];
     if let Some(bench) = cached_bench(&dir) {
@@ -182,7 +234,7 @@ pub fn ensure(
         &format!("engine {engine} at {short}: building ({build})"),
     );
     let start = Instant::now();
-    let made = make_and_bench(data, engine, build, source, sha, &dir, &exe);
+    let made = make_and_bench(cache, engine, build, source, sha, &exe);
     match &made {
         Ok(b) => log(
             "build",
@@ -220,22 +272,21 @@ fn work_tree_of(engine: &str, source: &Path) -> Result<PathBuf, String> {
     Ok(work)
 }
 
-/// Builds and benches `engine` at `sha` and installs it in the cache `dir`.
+/// Builds and benches `engine` at `sha` and installs it in `cache`.
 fn make_and_bench(
-    data: &Path,
+    cache: Cache,
     engine: &str,
     build: &str,
     source: &Path,
     sha: &str,
-    dir: &Path,
     exe: &str,
 ) -> Result<Built, String> {
     let short = &sha[..12.min(sha.len())];
-    let tmp = data.join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let (tmp, dir) = (cache.tmp, &cache.dir.join(sha));
+    std::fs::create_dir_all(tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let work = tempfile::Builder::new()
         .prefix(&format!("build-{engine}-"))
-        .tempdir_in(&tmp)
+        .tempdir_in(tmp)
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     let built = match build {
         "spar" => {
@@ -275,7 +326,10 @@ fn make_and_bench(
     let _ = std::fs::remove_dir_all(dir); // a half-made one (no bench file)
     let stage = stage.keep();
     std::fs::rename(&stage, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    eprintln!("spar serve: engine {engine} built at {short}: bench {bench}");
+    eprintln!(
+        "{}: engine {engine} built at {short}: bench {bench}",
+        cache.who
+    );
     Ok(Built {
         binary: dir.join(exe),
         bench,
