@@ -41,7 +41,7 @@ enum Command {
     Perft(cmd::perft::PerftArgs),
     /// Match statistics calculator: Elo, LOS, nElo and SPRT from W/D/L or pentanomial counts.
     Stats(cmd::stats::StatsArgs),
-    /// Simulate SPRT runs at a true Elo: pass rate and games to a decision.
+    /// Simulate SPRT runs at a true Elo: pass rate and games to a decision (--bisect: whole bisects).
     Sim(cmd::sim::SimArgs),
     /// Play a fixed number of games between two engine variants.
     Match(cmd::matches::MatchArgs),

@@ -25,6 +25,7 @@ pub mod format;
 pub mod llr;
 mod mle;
 pub mod simulate;
+pub mod simulate_bisect;
 pub mod sprt;
 
 pub use counts::{CountError, Pentanomial, PlayerResult, Sample, Trinomial};
