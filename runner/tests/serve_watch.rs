@@ -175,7 +175,10 @@ fn four_commits_pushed(s: &Server, repo: &Path, token: &str, weak: usize) -> Vec
         let batch = p["runs"]
             .as_array()
             .and_then(|r| r.iter().find(|r| r["role"] == "batch").cloned());
-        let ended = |id: &Value| id.as_i64().is_some_and(|id| state(&s.run(id)) == "finished");
+        let ended = |id: &Value| {
+            id.as_i64()
+                .is_some_and(|id| state(&s.run(id)) == "finished")
+        };
         if points.len() == 4
             && points.iter().all(|x| ended(&x["run_id"]))
             && batch.is_some_and(|b| ended(&b["run_id"]))
@@ -213,7 +216,11 @@ fn four_commits_pushed_at_once_are_tested_and_the_failed_push_is_bisected() {
     let points = p["points"].as_array().unwrap();
     for (k, x) in points.iter().enumerate() {
         assert_eq!(x["sha"], shas[k].as_str(), "{p:#}");
-        let parent = if k == 0 { None } else { Some(shas[k - 1].as_str()) };
+        let parent = if k == 0 {
+            None
+        } else {
+            Some(shas[k - 1].as_str())
+        };
         if let Some(parent) = parent {
             assert_eq!(x["parent"], parent, "{p:#}");
         }
@@ -245,26 +252,48 @@ fn four_commits_pushed_at_once_are_tested_and_the_failed_push_is_bisected() {
     let batch = &runs_of(&p, "batch")[0];
     assert_eq!(batch["tip"], shas[3].as_str());
     let batch_run = s.run(batch["run_id"].as_i64().unwrap());
-    assert_eq!(batch_run["verdict"].as_str().or(batch_run["live"]["verdict"].as_str()), Some("H0"), "{batch_run}");
+    assert_eq!(
+        batch_run["verdict"]
+            .as_str()
+            .or(batch_run["live"]["verdict"].as_str()),
+        Some("H0"),
+        "{batch_run}"
+    );
     // The page: the line, every commit's run linked, the failed one marked, escaped.
     let (code, page) = s.http("GET", "/engines/tiny/progression", None);
     assert_eq!(code, 200);
     assert!(page.contains("id=\"progression-line\""), "{page}");
     for x in points {
-        assert!(page.contains(&format!("href=\"/runs/{}\"", x["run_id"])), "{page}");
+        assert!(
+            page.contains(&format!("href=\"/runs/{}\"", x["run_id"])),
+            "{page}"
+        );
     }
     assert!(page.contains("class=\"point failed\""), "{page}");
     assert!(page.contains("a &lt;simpler&gt; evaluation") && !page.contains("<simpler>"));
     // Searchable: by subject and by sha.
     let (_, found) = s.http("GET", "/engines/tiny/progression?q=simpler", None);
-    assert!(found.contains(&format!("id=\"commit-{}\"", shas[weak])), "{found}");
+    assert!(
+        found.contains(&format!("id=\"commit-{}\"", shas[weak])),
+        "{found}"
+    );
     let other = shas[(weak + 1) % 4].as_str();
-    assert!(!found.contains(&format!("id=\"commit-{other}\"")), "{found}");
-    let (_, v) = s.json("GET", &format!("/api/engines/tiny/progression?q={}", &other[..8]), None);
+    assert!(
+        !found.contains(&format!("id=\"commit-{other}\"")),
+        "{found}"
+    );
+    let (_, v) = s.json(
+        "GET",
+        &format!("/api/engines/tiny/progression?q={}", &other[..8]),
+        None,
+    );
     assert_eq!(v["points"].as_array().unwrap().len(), 1, "{v}");
     // The engines page links the watch and the progression.
     let (_, engines) = s.http("GET", "/engines", None);
-    assert!(engines.contains("href=\"/engines/tiny/progression\""), "{engines}");
+    assert!(
+        engines.contains("href=\"/engines/tiny/progression\""),
+        "{engines}"
+    );
     if !has_bisect() {
         wait_event(&s, "no kind for a bisect", 30);
         eprintln!("serve_watch: this spar has no bisect kind: the bisect's part is skipped");
@@ -275,7 +304,10 @@ fn four_commits_pushed_at_once_are_tested_and_the_failed_push_is_bisected() {
     let start = Instant::now();
     let bisect = loop {
         let p = progression(&s, "tiny");
-        if let Some(b) = runs_of(&p, "bisect").first().filter(|b| !b["found"].is_null()) {
+        if let Some(b) = runs_of(&p, "bisect")
+            .first()
+            .filter(|b| !b["found"].is_null())
+        {
             break b.clone();
         }
         assert!(
@@ -291,7 +323,10 @@ fn four_commits_pushed_at_once_are_tested_and_the_failed_push_is_bisected() {
     let p = progression(&s, "tiny");
     assert_eq!(p["points"][weak]["found_by"], id, "{p:#}");
     let (_, page) = s.http("GET", "/engines/tiny/progression", None);
-    assert!(page.contains(&format!("<a class=\"found\" href=\"/runs/{id}\">")), "{page}");
+    assert!(
+        page.contains(&format!("<a class=\"found\" href=\"/runs/{id}\">")),
+        "{page}"
+    );
     assert!(page.contains("▼ found"), "{page}");
 }
 
@@ -303,7 +338,10 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     let token = watched(&s, &repo);
     // Only the owner sees the token once: never again in the API.
     let (_, v) = s.json("GET", "/api/engines/tiny/watch", None);
-    assert!(v["watch"]["branch"] == "main" && !v.to_string().contains(&token), "{v}");
+    assert!(
+        v["watch"]["branch"] == "main" && !v.to_string().contains(&token),
+        "{v}"
+    );
     commit(&repo, "one", false, "one harmless commit");
     let (code, body) = push(&s, "tiny", None);
     assert_eq!(code, 401, "{body}");
@@ -313,7 +351,10 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     assert_eq!(code, 404, "{body}");
     std::thread::sleep(Duration::from_secs(3));
     assert!(runs(&s).is_empty(), "{:?}", runs(&s));
-    assert!(progression(&s, "tiny")["points"].as_array().unwrap().is_empty());
+    assert!(progression(&s, "tiny")["points"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     // The right token: the one commit is tested (its own batch).
     assert_eq!(push(&s, "tiny", Some(&token)).0, 202);
     wait_event(&s, "1 new commit", 30);
@@ -341,7 +382,10 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["watch"]["active"], false);
     assert_eq!(push(&s, "tiny", Some(&rotated)).0, 404);
-    assert_eq!(progression(&s, "tiny")["points"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        progression(&s, "tiny")["points"].as_array().unwrap().len(),
+        1
+    );
     let (_, page) = s.http("GET", "/engines/tiny/watch", None);
     assert!(page.contains("Not watched"), "{page}");
     // Bad settings are refused with their reason, nothing stored.
@@ -372,7 +416,10 @@ fn a_plain_users_watch_runs_wait_for_approval_unbuilt() {
             format!("Authorization: Bearer {token}"),
         ];
         let r = s.request(method, path, &headers, &body.to_string());
-        (r.code, serde_json::from_str::<Value>(&r.body).unwrap_or(Value::Null))
+        (
+            r.code,
+            serde_json::from_str::<Value>(&r.body).unwrap_or(Value::Null),
+        )
     };
     let body = json!({ "name": "tiny", "repo": repo, "build": "make" });
     let (code, v) = call("POST", "/api/engines", &api_token, &body);
@@ -381,7 +428,12 @@ fn a_plain_users_watch_runs_wait_for_approval_unbuilt() {
     let bob = Session::new(&s, "bob").token(&s);
     let (code, v) = call("PUT", "/api/engines/tiny/watch", &bob, &settings("main"));
     assert_eq!(code, 403, "{v}");
-    let (code, v) = call("PUT", "/api/engines/tiny/watch", &api_token, &settings("main"));
+    let (code, v) = call(
+        "PUT",
+        "/api/engines/tiny/watch",
+        &api_token,
+        &settings("main"),
+    );
     assert_eq!(code, 200, "{v}");
     let push_token = v["token"].as_str().unwrap().to_string();
     wait_event(&s, "first look", 60);
@@ -392,7 +444,11 @@ fn a_plain_users_watch_runs_wait_for_approval_unbuilt() {
     wait_event(&s, "waits for an approver", 30);
     let (code, v) = call("GET", "/api/runs", &api_token, &json!(null));
     assert_eq!(code, 200);
-    let list = v.as_array().or(v["runs"].as_array()).cloned().unwrap_or_default();
+    let list = v
+        .as_array()
+        .or(v["runs"].as_array())
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(list.len(), 1, "{v}");
     let run = &list[0];
     assert_eq!(state(run), "pending-approval", "{run}");
@@ -401,7 +457,10 @@ fn a_plain_users_watch_runs_wait_for_approval_unbuilt() {
     let run = s.run(run["id"].as_i64().unwrap());
     let engines = run["engines"].as_array().unwrap();
     assert!(engines.iter().all(|e| e["sha"] == ""), "{run}");
-    assert!(!tmp.path().join("data/builds/tiny").exists(), "built before approval");
+    assert!(
+        !tmp.path().join("data/builds/tiny").exists(),
+        "built before approval"
+    );
 }
 
 /// The browser check: the progression page shows the line and links every point to its run

@@ -252,7 +252,12 @@ mod tests {
     #[test]
     fn only_an_engines_push_hook_is_one() {
         assert!(is_push_hook("/api/engines/stash/push"));
-        for not in ["/api/engines//push", "/api/engines/a/b/push", "/api/engines/a", "/push"] {
+        for not in [
+            "/api/engines//push",
+            "/api/engines/a/b/push",
+            "/api/engines/a",
+            "/push",
+        ] {
             assert!(!is_push_hook(not), "{not}");
         }
     }

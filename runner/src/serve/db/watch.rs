@@ -305,10 +305,14 @@ impl Db {
         branch: &str,
         q: Option<&str>,
     ) -> Result<Vec<WatchCommit>> {
-        let like = q
-            .map(str::trim)
-            .filter(|q| !q.is_empty())
-            .map(|q| format!("%{}%", q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let like = q.map(str::trim).filter(|q| !q.is_empty()).map(|q| {
+            format!(
+                "%{}%",
+                q.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            )
+        });
         let mut st = self
             .conn
             .prepare(&format!(
@@ -367,7 +371,9 @@ impl Db {
                  AND (?2 IS NULL OR branch = ?2) AND (?3 = 0 OR handled = 0) ORDER BY id"
             ))
             .map_err(db_err)?;
-        let rows = st.query_map(params![e, b, open], run_from).map_err(db_err)?;
+        let rows = st
+            .query_map(params![e, b, open], run_from)
+            .map_err(db_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_err)
     }
 
@@ -386,9 +392,7 @@ impl Db {
     pub fn watched_branches(&self, engine: &str) -> Result<Vec<String>> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT branch FROM watch_tips WHERE engine = ?1 ORDER BY rowid DESC",
-            )
+            .prepare("SELECT branch FROM watch_tips WHERE engine = ?1 ORDER BY rowid DESC")
             .map_err(db_err)?;
         let rows = st.query_map([engine], |r| r.get(0)).map_err(db_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_err)

@@ -29,7 +29,10 @@ async fn watch_of(st: &Shared, name: &str) -> Result<Option<Watch>, Refusal> {
 }
 
 /// `GET /api/engines/{name}/watch`: the settings (never the token), or `null`.
-pub async fn get(State(st): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     crate::serve::engines::get(&st, &name).map_err(Refusal::from)?;
     Ok(Json(json!({ "watch": watch_of(&st, &name).await? })))
 }
@@ -107,9 +110,16 @@ pub struct ProgressionQuery {
 }
 
 /// The progression of `name`'s branch, off the async threads.
-async fn progression_of(st: &Shared, name: &str, q: &ProgressionQuery) -> Result<progression::Progression, Refusal> {
+async fn progression_of(
+    st: &Shared,
+    name: &str,
+    q: &ProgressionQuery,
+) -> Result<progression::Progression, Refusal> {
     crate::serve::engines::get(st, name).map_err(Refusal::from)?;
-    let (n, b) = (name.to_string(), q.branch.clone().filter(|b| !b.trim().is_empty()));
+    let (n, b) = (
+        name.to_string(),
+        q.branch.clone().filter(|b| !b.trim().is_empty()),
+    );
     blocking(st, move |st| {
         progression::of(st, &n, b.as_deref()).map_err(Refusal::Internal)
     })
@@ -148,7 +158,11 @@ fn refused(pg: &Page, r: Refusal) -> Response {
 }
 
 /// `GET /engines/{name}/watch`: the settings page.
-pub async fn settings_page(State(st): State<Shared>, pg: Page, Path(name): Path<String>) -> Response {
+pub async fn settings_page(
+    State(st): State<Shared>,
+    pg: Page,
+    Path(name): Path<String>,
+) -> Response {
     if let Err(e) = crate::serve::engines::get(&st, &name) {
         return refused(&pg, Refusal::from(e));
     }
@@ -164,9 +178,7 @@ pub async fn settings_page(State(st): State<Shared>, pg: Page, Path(name): Path<
 /// The form's fields as the settings (`Err`: a field that is no number, words that do not
 /// split).
 fn settings_of(f: &WatchForm) -> Result<Settings, String> {
-    let words = |what: &str, s: &str| {
-        shell_words::split(s).map_err(|e| format!("{what}: {e}"))
-    };
+    let words = |what: &str, s: &str| shell_words::split(s).map_err(|e| format!("{what}: {e}"));
     fn number<T: std::str::FromStr>(what: &str, s: &str) -> Result<Option<T>, String> {
         let s = s.trim();
         if s.is_empty() {
@@ -208,11 +220,21 @@ pub async fn settings_form(
         }
     };
     let n = name.clone();
-    let r = blocking(&st, move |st| settings::set(st, &n, &s, &c).map_err(Refusal::from)).await;
+    let r = blocking(&st, move |st| {
+        settings::set(st, &n, &s, &c).map_err(Refusal::from)
+    })
+    .await;
     match r {
         Ok(set) => {
             let form = WatchForm::of(Some(&set.watch));
-            let body = page::settings(&pg, &name, Some(&set.watch), &form, set.token.as_deref(), None);
+            let body = page::settings(
+                &pg,
+                &name,
+                Some(&set.watch),
+                &form,
+                set.token.as_deref(),
+                None,
+            );
             Html(body).into_response()
         }
         Err(r) => {
@@ -225,10 +247,17 @@ pub async fn settings_form(
 }
 
 /// `POST /engines/{name}/unwatch`: back to the settings page (a refusal: its page).
-pub async fn unwatch_form(State(st): State<Shared>, c: Caller, Path(name): Path<String>) -> Response {
+pub async fn unwatch_form(
+    State(st): State<Shared>,
+    c: Caller,
+    Path(name): Path<String>,
+) -> Response {
     let pg = Page::of(&c);
     let n = name.clone();
-    let r = blocking(&st, move |st| settings::unwatch(st, &n, &c).map_err(Refusal::from)).await;
+    let r = blocking(&st, move |st| {
+        settings::unwatch(st, &n, &c).map_err(Refusal::from)
+    })
+    .await;
     match r {
         Ok(_) => Redirect::to(&format!("/engines/{name}/watch")).into_response(),
         Err(r) => refused(&pg, r),

@@ -147,7 +147,10 @@ pub fn progression(page: &Page, p: &Progression, q: &str) -> String {
                 )
             })
             .collect();
-        b.push_str(&format!("<p id=\"branches\">Branches: {}</p>", links.join(" · ")));
+        b.push_str(&format!(
+            "<p id=\"branches\">Branches: {}</p>",
+            links.join(" · ")
+        ));
     }
     if p.points.is_empty() {
         b.push_str("<p id=\"no-commits\">No commit tested yet.</p>");
@@ -165,7 +168,9 @@ pub fn progression(page: &Page, p: &Progression, q: &str) -> String {
                  <td class=\"found\">{}</td></tr>",
                 esc(short(&r.base)),
                 esc(short(&r.tip)),
-                r.found.as_deref().map_or("–".into(), |f| format!("<code>{}</code>", esc(short(f)))),
+                r.found
+                    .as_deref()
+                    .map_or("–".into(), |f| format!("<code>{}</code>", esc(short(f)))),
                 role = esc(&r.role),
                 run = r.run_id.map_or("refused".into(), |id| {
                     format!("<a href=\"/runs/{id}\">{id}</a>")
@@ -186,10 +191,10 @@ pub fn progression(page: &Page, p: &Progression, q: &str) -> String {
         .iter()
         .filter(|x| progression::matches(&x.commit, q))
         .collect();
-    b.push_str(&format!(
+    b.push_str(
         "<table id=\"commits\"><tr><th>#</th><th>commit</th><th>subject</th><th>author</th>\
-         <th>Elo</th><th>games</th><th>verdict</th><th>sum</th><th>test</th></tr>"
-    ));
+         <th>Elo</th><th>games</th><th>verdict</th><th>sum</th><th>test</th></tr>",
+    );
     for x in shown.iter().rev() {
         let c = &x.commit;
         let class = match x.verdict.as_deref() {
@@ -215,7 +220,9 @@ pub fn progression(page: &Page, p: &Progression, q: &str) -> String {
             verdict = esc(x.verdict.as_deref().or(x.state.as_deref()).unwrap_or("–")),
             sum = num(Some(x.cumulative), 1),
             band = num(Some(x.band), 1),
-            run = c.run_id.map_or("refused".into(), |id| format!("<a href=\"/runs/{id}\">run {id}</a>")),
+            run = c.run_id.map_or("refused".into(), |id| format!(
+                "<a href=\"/runs/{id}\">run {id}</a>"
+            )),
         ));
     }
     b.push_str("</table>");

@@ -72,9 +72,9 @@ fn numbers(st: &AppState, id: i64) -> Option<(String, crate::live::Live)> {
 /// The progression of `engine`'s `branch` (`None`: the branch watched now, else the one
 /// with the newest history).
 pub fn of(st: &AppState, engine: &str, branch: Option<&str>) -> Result<Progression, String> {
-    let (watch, branches) = st.store.blocking(|db| {
-        Ok::<_, String>((db.watch(engine)?, db.watched_branches(engine)?))
-    })?;
+    let (watch, branches) = st
+        .store
+        .blocking(|db| Ok::<_, String>((db.watch(engine)?, db.watched_branches(engine)?)))?;
     let branch = branch
         .map(String::from)
         .or(watch.map(|(w, _)| w.branch))
@@ -87,7 +87,6 @@ pub fn of(st: &AppState, engine: &str, branch: Option<&str>) -> Result<Progressi
         ))
     })?;
     let mut points = Vec::with_capacity(commits.len());
-    let (mut sum, mut var) = (0.0, 0.0);
     for c in commits {
         let mut p = Point {
             commit: c,
@@ -100,20 +99,13 @@ pub fn of(st: &AppState, engine: &str, branch: Option<&str>) -> Result<Progressi
             p.games = live.games;
             p.verdict = live.verdict;
         }
-        if let (Some(elo), Some(err)) = (p.elo, p.error) {
-            sum += elo;
-            var += (err / Z95).powi(2);
-        } else if let Some(elo) = p.elo {
-            sum += elo;
-        }
-        p.cumulative = sum;
-        p.band = Z95 * var.sqrt();
         p.found_by = runs
             .iter()
             .find(|r| r.found.as_deref() == Some(p.commit.sha.as_str()))
             .and_then(|r| r.run_id);
         points.push(p);
     }
+    accumulate(&mut points);
     let anchors = runs
         .iter()
         .filter(|r| r.role == super::watcher::ANCHOR)
@@ -137,6 +129,19 @@ pub fn of(st: &AppState, engine: &str, branch: Option<&str>) -> Result<Progressi
         anchors,
         runs,
     })
+}
+
+/// Sets each point's cumulative Elo (the sum of the Elo of the commits up to it; a commit
+/// without numbers adds nothing) and its band's half width (1.96·√(sum of the variances),
+/// each variance `(error / 1.96)²` of a test's 95 % error).
+pub fn accumulate(points: &mut [Point]) {
+    let (mut sum, mut var) = (0.0, 0.0);
+    for p in points {
+        sum += p.elo.unwrap_or(0.0);
+        var += p.error.map_or(0.0, |e| (e / Z95).powi(2));
+        p.cumulative = sum;
+        p.band = Z95 * var.sqrt();
+    }
 }
 
 /// Whether a commit matches the search `q` (its sha, subject or author, any case).
@@ -176,7 +181,10 @@ pub fn svg(p: &Progression) -> String {
         W,
         H,
         r#" role="img""#,
-        Some(&format!("Cumulative Elo of {} along {}", p.engine, p.branch)),
+        Some(&format!(
+            "Cumulative Elo of {} along {}",
+            p.engine, p.branch
+        )),
     );
     s.push_str(&area.frame("#fff", "#888"));
     let step = (y.hi - y.lo) / 4.0;
@@ -199,15 +207,23 @@ pub fn svg(p: &Progression) -> String {
     s.push_str(&area.clip("progression-clip"));
     let at = |k: usize| (k + 1) as f64;
     let mut line = vec![(0.0, 0.0, 0.0)];
-    line.extend(p.points.iter().enumerate().map(|(k, q)| {
-        (at(k), q.cumulative - q.band, q.cumulative + q.band)
-    }));
+    line.extend(
+        p.points
+            .iter()
+            .enumerate()
+            .map(|(k, q)| (at(k), q.cumulative - q.band, q.cumulative + q.band)),
+    );
     s.push_str(&format!(
         r##"<polygon class="band" points="{}" fill="#0072b2" fill-opacity="0.15" stroke="none"/>"##,
         plot.band(&line)
     ));
     let cum: Vec<(f64, f64)> = std::iter::once((0.0, 0.0))
-        .chain(p.points.iter().enumerate().map(|(k, q)| (at(k), q.cumulative)))
+        .chain(
+            p.points
+                .iter()
+                .enumerate()
+                .map(|(k, q)| (at(k), q.cumulative)),
+        )
         .collect();
     s.push_str(&format!(
         r##"<polyline id="progression-line" points="{}" fill="none" stroke="{}" stroke-width="2"/>"##,
@@ -253,7 +269,10 @@ pub fn svg(p: &Progression) -> String {
     }
     for a in &p.anchors {
         let Some(elo) = a.elo else { continue };
-        let k = p.points.iter().position(|q| q.commit.position == a.position);
+        let k = p
+            .points
+            .iter()
+            .position(|q| q.commit.position == a.position);
         let px = plot.px(k.map_or(n as f64, at));
         let py = plot.py(elo);
         let diamond = format!(
@@ -324,6 +343,21 @@ mod tests {
         assert!(s.contains("class=\"point failed\""));
         assert!(s.contains("&lt;b&gt;commit 2&lt;/b&gt;") && !s.contains("<b>commit"));
         assert!(s.contains("id=\"progression-line\""));
+    }
+
+    #[test]
+    fn the_sum_adds_the_elo_and_the_band_the_variances() {
+        let mut ps = vec![
+            point(1, 2.0, 3.0, "H1"),
+            Point::default(),
+            point(3, -10.0, 4.0, "H0"),
+        ];
+        accumulate(&mut ps);
+        let got: Vec<(f64, f64)> = ps.iter().map(|p| (p.cumulative, p.band)).collect();
+        assert_eq!(got[0], (2.0, 3.0));
+        assert_eq!(got[1], (2.0, 3.0));
+        assert_eq!(got[2].0, -8.0);
+        assert!((got[2].1 - 5.0).abs() < 1e-9, "{got:?}");
     }
 
     #[test]

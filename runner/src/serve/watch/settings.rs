@@ -102,11 +102,7 @@ fn checked(engine: &str, s: &Settings, by: Option<&str>) -> Result<Watch, Refuse
         extra: s.extra.clone(),
         elo0,
         elo1,
-        anchor: if anchor.is_empty() {
-            String::new()
-        } else {
-            anchor
-        },
+        anchor,
         anchor_games: if s.anchor.trim().is_empty() { 0 } else { games },
         anchor_every: if s.anchor.trim().is_empty() { 0 } else { every },
         poll_secs: poll,
@@ -154,7 +150,11 @@ fn check_words(st: &AppState, w: &Watch, owner: Option<&str>) -> Result<(), Refu
         };
         let words = kind.watch_words(&ask(w, &base, &tip));
         super::check_run_words(st, kind.command(), &words, owner).map_err(|r| {
-            let m = format!("the watch's runs (spar {} …): {}", kind.command(), r.message());
+            let m = format!(
+                "the watch's runs (spar {} …): {}",
+                kind.command(),
+                r.message()
+            );
             match r {
                 Refusal::Forbidden(_) => Refused::Forbidden(m),
                 Refusal::Internal(_) => Refused::Internal(m),
@@ -288,7 +288,10 @@ pub fn push(st: &AppState, name: &str, token: Option<&str>) -> Result<String, (u
             db.event(
                 None,
                 "watch",
-                &format!("engine {name}: push hook: branch {} is looked at now", w.branch),
+                &format!(
+                    "engine {name}: push hook: branch {} is looked at now",
+                    w.branch
+                ),
             )
         })
         .map_err(internal)?;
@@ -351,7 +354,10 @@ mod tests {
             ..s("main")
         };
         let w = checked("e", &a, None).unwrap();
-        assert_eq!((w.anchor.as_str(), w.anchor_games, w.anchor_every), ("v1", 100, 4));
+        assert_eq!(
+            (w.anchor.as_str(), w.anchor_games, w.anchor_every),
+            ("v1", 100, 4)
+        );
     }
 
     #[test]

@@ -102,7 +102,13 @@ fn commit_info(source: &Path, sha: &str) -> Result<(String, String, String, i64)
         ],
     )?;
     let mut f = out.trim_end_matches('\n').split('\x1f');
-    let parent = f.next().unwrap_or("").split(' ').next().unwrap_or("").to_string();
+    let parent = f
+        .next()
+        .unwrap_or("")
+        .split(' ')
+        .next()
+        .unwrap_or("")
+        .to_string();
     let subject: String = f.next().unwrap_or("").chars().take(300).collect();
     let author: String = f.next().unwrap_or("").chars().take(100).collect();
     let time = f.next().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
@@ -169,7 +175,13 @@ fn look(st: &AppState, w: &Watch) {
     }
     let listed = builds::git(
         source,
-        &["rev-list", "--first-parent", "--reverse", &format!("{old}..{tip}"), "--"],
+        &[
+            "rev-list",
+            "--first-parent",
+            "--reverse",
+            &format!("{old}..{tip}"),
+            "--",
+        ],
     );
     let mut new: Vec<String> = match listed {
         Ok(out) => out.lines().map(|l| l.trim().to_string()).collect(),
@@ -210,12 +222,22 @@ fn look(st: &AppState, w: &Watch) {
         let (parent, subject, author, time) = match commit_info(source, sha) {
             Ok(i) => i,
             Err(m) => {
-                note(st, None, at, &format!("commit {}: git log failed: {m}", short(sha)));
+                note(
+                    st,
+                    None,
+                    at,
+                    &format!("commit {}: git log failed: {m}", short(sha)),
+                );
                 continue;
             }
         };
         let run_id = if parent.is_empty() {
-            note(st, None, at, &format!("commit {}: no parent: not tested", short(sha)));
+            note(
+                st,
+                None,
+                at,
+                &format!("commit {}: no parent: not tested", short(sha)),
+            );
             None
         } else {
             let what = format!("commit {} ({subject})", short(sha));
@@ -232,7 +254,10 @@ fn look(st: &AppState, w: &Watch) {
             batch,
             run_id,
         };
-        if let Err(e) = st.store.blocking(|db| db.insert_watch_commit(at.0, at.1, &c)) {
+        if let Err(e) = st
+            .store
+            .blocking(|db| db.insert_watch_commit(at.0, at.1, &c))
+        {
             eprintln!("spar serve: watcher: {e}");
         }
         position += 1;
@@ -252,7 +277,16 @@ fn look(st: &AppState, w: &Watch) {
         match builds::resolve(&e.name, source, &w.anchor, false) {
             Ok(anchor) => {
                 let what = format!("the tip {} against the anchor {}", short(&tip), w.anchor);
-                let run = submit(st, w, WatchRole::AnchorTest, &anchor, &tip, 0, &owner, &what);
+                let run = submit(
+                    st,
+                    w,
+                    WatchRole::AnchorTest,
+                    &anchor,
+                    &tip,
+                    0,
+                    &owner,
+                    &what,
+                );
                 record(st, w, ANCHOR, run, &anchor, &tip, tip_position);
             }
             Err(m) => note(st, None, at, &format!("anchor {}: {m}", w.anchor)),
@@ -263,9 +297,9 @@ fn look(st: &AppState, w: &Watch) {
 
 /// Records a run of `role` a watch submitted (`None`: refused).
 fn record(st: &AppState, w: &Watch, role: &str, run: Option<i64>, base: &str, tip: &str, pos: i64) {
-    let stored = st.store.blocking(|db| {
-        db.insert_watch_run(&w.engine, &w.branch, role, run, base, tip, pos)
-    });
+    let stored = st
+        .store
+        .blocking(|db| db.insert_watch_run(&w.engine, &w.branch, role, run, base, tip, pos));
     if let Err(e) = stored {
         eprintln!("spar serve: watcher: {e}");
     }
@@ -291,7 +325,12 @@ fn submit(
         WatchRole::Bisect => "bisect",
     };
     let Some(kind) = kind_for(role) else {
-        note(st, None, at, &format!("{what}: this spar has no kind for a {name}: none submitted"));
+        note(
+            st,
+            None,
+            at,
+            &format!("{what}: this spar has no kind for a {name}: none submitted"),
+        );
         return None;
     };
     let s = Submit {
@@ -309,11 +348,21 @@ fn submit(
             } else {
                 ""
             };
-            note(st, Some(run.id), at, &format!("{name} of {what}: run {}{waits}", run.id));
+            note(
+                st,
+                Some(run.id),
+                at,
+                &format!("{name} of {what}: run {}{waits}", run.id),
+            );
             Some(run.id)
         }
         Err(r) => {
-            note(st, None, at, &format!("{name} of {what}: refused: {}", r.message()));
+            note(
+                st,
+                None,
+                at,
+                &format!("{name} of {what}: refused: {}", r.message()),
+            );
             None
         }
     }
@@ -363,8 +412,17 @@ fn follow(st: &AppState, r: &WatchRun) {
             };
             let mut w = w.0;
             w.branch = r.branch.clone();
-            let what = format!("{}..{} (its batch test, run {id}, failed)", short(&r.base), short(&r.tip));
-            note(st, Some(id), at, &format!("the push {what}: a bisect is submitted"));
+            let what = format!(
+                "{}..{} (its batch test, run {id}, failed)",
+                short(&r.base),
+                short(&r.tip)
+            );
+            note(
+                st,
+                Some(id),
+                at,
+                &format!("the push {what}: a bisect is submitted"),
+            );
             let owner = st
                 .store
                 .blocking(|db| db.engine(at.0))
@@ -372,7 +430,16 @@ fn follow(st: &AppState, r: &WatchRun) {
                 .flatten()
                 .and_then(|e| e.owner)
                 .or(w.set_by.clone());
-            let bisect = submit(st, &w, WatchRole::Bisect, &r.base, &r.tip, BISECT_PRIORITY, &owner, &what);
+            let bisect = submit(
+                st,
+                &w,
+                WatchRole::Bisect,
+                &r.base,
+                &r.tip,
+                BISECT_PRIORITY,
+                &owner,
+                &what,
+            );
             record(st, &w, BISECT, bisect, &r.base, &r.tip, r.position);
             handled(st, r, None);
         }
