@@ -398,6 +398,21 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     let (code, v) = s.json("PUT", "/api/engines/tiny/watch", Some(&bad));
     assert_eq!(code, 400, "{v}");
     assert!(v["error"].as_str().unwrap().contains("--results"), "{v}");
+    // A run's `--repo` names a registered engine, never a path; the flags the server adds
+    // to it are its own.
+    for (extra, says) in [
+        (vec!["--repo", "/etc"], "registered engine"),
+        (vec!["--repo", "nobody"], "registered engine"),
+        (vec!["--builds", "/tmp"], "--builds"),
+        (vec!["--name", "x"], "--name"),
+    ] {
+        let mut words: Vec<&str> = LITTLE_MATCH.to_vec();
+        words.extend(extra);
+        let body = json!({ "kind": "match", "words": words });
+        let (code, v) = s.json("POST", "/api/runs", Some(&body));
+        assert_eq!(code, 400, "{v}");
+        assert!(v["error"].as_str().unwrap().contains(says), "{says}: {v}");
+    }
 }
 
 #[test]

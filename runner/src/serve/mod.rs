@@ -34,6 +34,7 @@ pub mod nets;
 pub mod nodes;
 pub mod nps_scale;
 pub mod pages;
+pub mod repo_words;
 pub mod residuals;
 pub mod router;
 pub mod scheduler;
