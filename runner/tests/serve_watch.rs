@@ -335,7 +335,16 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = repo(tmp.path());
     let s = Server::start(&tmp.path().join("data"), &tmp.path().join("serve.log"));
+    let first = head(&repo);
     let token = watched(&s, &repo);
+    // An anchor test after every commit: the tip against the first commit, two games.
+    let mut anchored = settings("main");
+    anchored["anchor"] = json!(first);
+    anchored["anchor_games"] = json!(2);
+    anchored["anchor_every"] = json!(1);
+    let (code, v) = s.json("PUT", "/api/engines/tiny/watch", Some(&anchored));
+    assert_eq!(code, 200, "{v}");
+    assert!(v["token"].is_null(), "the token stays: {v}");
     // Only the owner sees the token once: never again in the API.
     let (_, v) = s.json("GET", "/api/engines/tiny/watch", None);
     assert!(
@@ -360,7 +369,28 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     wait_event(&s, "1 new commit", 30);
     let p = progression(&s, "tiny");
     assert_eq!(p["points"].as_array().unwrap().len(), 1, "{p:#}");
-    assert_eq!(runs(&s).len(), 1);
+    assert_eq!(runs(&s).len(), 2, "the commit test and the anchor test");
+    let anchor = p["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "anchor")
+        .cloned()
+        .unwrap_or_else(|| panic!("no anchor test: {p:#}"));
+    assert_eq!(anchor["base"], first.as_str());
+    let id = anchor["run_id"].as_i64().unwrap();
+    let run = s.wait(id, "the anchor test's end", |v| state(v) == "finished");
+    assert_eq!(run["kind"], "match", "{run}");
+    assert!(
+        run["words"].to_string().contains("\"--games\",\"2\""),
+        "{run}"
+    );
+    let (_, page) = s.http("GET", "/engines/tiny/progression", None);
+    assert!(page.contains("class=\"anchor\""), "{page}");
+    assert!(
+        page.contains(&format!("<a href=\"/runs/{id}\"><path class=\"anchor\"")),
+        "{page}"
+    );
     // A force-push that rewrote history: started again from the new tip, nothing tested.
     git(&repo, &["reset", "--quiet", "--hard", "HEAD~1"]);
     let new_tip = commit(&repo, "two", false, "a rewritten commit");
@@ -368,9 +398,9 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     wait_event(&s, "history rewritten", 30);
     assert!(watch_events(&s).iter().any(|m| m.contains(&new_tip[..12])));
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(runs(&s).len(), 1);
+    assert_eq!(runs(&s).len(), 2);
     // A rotated token: the old one no longer works.
-    let mut again = settings("main");
+    let mut again = anchored.clone();
     again["rotate_token"] = json!(true);
     let (code, v) = s.json("PUT", "/api/engines/tiny/watch", Some(&again));
     assert_eq!(code, 200, "{v}");

@@ -15,9 +15,6 @@ use super::state::AppState;
 /// The flag that names a registered engine's repository.
 pub const REPO: &str = "--repo";
 
-/// The flags the server adds after `--repo SOURCE` (a user's words never name them).
-pub const ADDED: &[&str] = &["--name", "--build", "--builds"];
-
 /// Where `--repo`'s value is in `words`: the index of the word that holds it, and whether it
 /// is in the flag's own word (`--repo=NAME`).
 fn repo_values(words: &[String]) -> Vec<(usize, bool)> {

@@ -411,6 +411,10 @@ fn follow(st: &AppState, r: &WatchRun) {
                 return handled(st, r, None);
             };
             let mut w = w.0;
+            if !w.active {
+                note(st, Some(id), at, &format!("the push {}..{} failed its batch test (run {id}); unwatched since: no bisect", short(&r.base), short(&r.tip)));
+                return handled(st, r, None);
+            }
             w.branch = r.branch.clone();
             let what = format!(
                 "{}..{} (its batch test, run {id}, failed)",
