@@ -345,6 +345,15 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     let (code, v) = s.json("PUT", "/api/engines/tiny/watch", Some(&anchored));
     assert_eq!(code, 200, "{v}");
     assert!(v["token"].is_null(), "the token stays: {v}");
+    // The change asks for a look: done before the next commit.
+    let start = Instant::now();
+    while s.json("GET", "/api/engines/tiny/watch", None).1["watch"]["poked"] != false {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no look after the change"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     // Only the owner sees the token once: never again in the API.
     let (_, v) = s.json("GET", "/api/engines/tiny/watch", None);
     assert!(
@@ -367,7 +376,21 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     // The right token: the one commit is tested (its own batch).
     assert_eq!(push(&s, "tiny", Some(&token)).0, 202);
     wait_event(&s, "1 new commit", 30);
-    let p = progression(&s, "tiny");
+    // The look records the commit, its batch, then its anchor test.
+    let start = Instant::now();
+    let p = loop {
+        let p = progression(&s, "tiny");
+        if p["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["role"] == "anchor")
+        {
+            break p;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{p:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert_eq!(p["points"].as_array().unwrap().len(), 1, "{p:#}");
     assert_eq!(runs(&s).len(), 2, "the commit test and the anchor test");
     let anchor = p["runs"]

@@ -37,6 +37,9 @@ pub struct Watch {
     pub set_by: Option<String>,
     /// `false` once unwatched (the history stays).
     pub active: bool,
+    /// Whether a look is asked (by the push hook, or a change of the settings) and not done
+    /// yet.
+    pub poked: bool,
     /// When the branch was last looked at (Unix seconds).
     pub last_poll: i64,
     pub updated: i64,
@@ -86,7 +89,7 @@ fn words(text: String) -> Vec<String> {
 
 const WATCH_COLUMNS: &str = "engine, branch, each_words, extra_words, elo0, elo1, anchor, \
                              anchor_games, anchor_every, poll_secs, set_by, active, last_poll, \
-                             updated, token_hash";
+                             updated, token_hash, poked";
 
 fn watch_from(r: &Row) -> rusqlite::Result<(Watch, String)> {
     Ok((
@@ -105,6 +108,7 @@ fn watch_from(r: &Row) -> rusqlite::Result<(Watch, String)> {
             active: r.get(11)?,
             last_poll: r.get(12)?,
             updated: r.get(13)?,
+            poked: r.get(15)?,
         },
         r.get(14)?,
     ))
