@@ -38,6 +38,38 @@ pub fn names_repo(words: &[String]) -> bool {
 /// value that is no registered engine's name, a removed engine, a `--repo` without a
 /// value); `fetch`: a URL's mirror is fetched first (the builder; never a request).
 pub fn expand(st: &AppState, words: &[String], fetch: bool) -> Result<Vec<String>, Refused> {
+    expanded(words, &st.data_dir, |name| {
+        let e = match super::engines::get(st, name) {
+            Ok(e) if e.removed.is_none() => e,
+            Ok(_) | Err(Refused::NotFound(_)) => return Err(not_registered(name)),
+            Err(e) => return Err(e),
+        };
+        if fetch && is_url(&e.repo) {
+            let source = std::path::Path::new(&e.source);
+            builds::git(source, &["fetch", "--quiet", "--prune", "origin"]).map_err(|m| {
+                Refused::Bad(format!(
+                    "engine {name}: git fetch of its mirror failed: {m}"
+                ))
+            })?;
+        }
+        Ok((e.source, e.build))
+    })
+}
+
+fn not_registered(name: &str) -> Refused {
+    Refused::Bad(format!(
+        "{REPO} {name}: a registered engine's name (a run reads only the registered \
+         repositories; register it on /engines)"
+    ))
+}
+
+/// `words` with each `--repo NAME` replaced by `--repo SOURCE --name NAME --build BUILD
+/// --builds DATA/builds/NAME`, `engine` giving NAME's source and build (or its refusal).
+fn expanded(
+    words: &[String],
+    data: &std::path::Path,
+    mut engine: impl FnMut(&str) -> Result<(String, String), Refused>,
+) -> Result<Vec<String>, Refused> {
     let mut out = words.to_vec();
     // From the last, so that the earlier indices stay valid.
     for (at, inline) in repo_values(words).into_iter().rev() {
@@ -51,39 +83,21 @@ pub fn expand(st: &AppState, words: &[String], fetch: bool) -> Result<Vec<String
         } else {
             word.as_str()
         };
-        let refuse = || {
-            Refused::Bad(format!(
-                "{REPO} {name}: a registered engine's name (a run reads only the registered \
-                 repositories; register it on /engines)"
-            ))
-        };
-        builds::check_name(name).map_err(|_| refuse())?;
-        let e = match super::engines::get(st, name) {
-            Ok(e) if e.removed.is_none() => e,
-            Ok(_) | Err(Refused::NotFound(_)) => return Err(refuse()),
-            Err(e) => return Err(e),
-        };
-        let source = std::path::Path::new(&e.source);
-        if fetch && is_url(&e.repo) {
-            builds::git(source, &["fetch", "--quiet", "--prune", "origin"]).map_err(|m| {
-                Refused::Bad(format!(
-                    "engine {name}: git fetch of its mirror failed: {m}"
-                ))
-            })?;
-        }
-        let cache = st.data_dir.join("builds").join(name);
-        let expanded = [
+        builds::check_name(name).map_err(|_| not_registered(name))?;
+        let (source, build) = engine(name)?;
+        let cache = data.join("builds").join(name);
+        let replaced = [
             REPO.to_string(),
-            e.source.clone(),
+            source,
             "--name".into(),
             name.to_string(),
             "--build".into(),
-            e.build.clone(),
+            build,
             "--builds".into(),
             cache.to_string_lossy().into_owned(),
         ];
         let span = if inline { at..at + 1 } else { at - 1..at + 1 };
-        out.splice(span, expanded);
+        out.splice(span, replaced);
     }
     Ok(out)
 }
@@ -104,6 +118,36 @@ mod tests {
         assert_eq!(
             repo_values(&w("--repo tiny --repo=x")),
             vec![(1, false), (2, true)]
+        );
+    }
+
+    #[test]
+    fn a_registered_repository_becomes_its_source_build_and_cache() {
+        let data = std::path::Path::new("/data");
+        let engine = |name: &str| match name {
+            "tiny" => Ok(("/srv/tiny".to_string(), "make".to_string())),
+            _ => Err(not_registered(name)),
+        };
+        let got = expanded(&w("--repo tiny --good a --bad b"), data, engine).unwrap();
+        assert_eq!(
+            got.join(" "),
+            "--repo /srv/tiny --name tiny --build make --builds /data/builds/tiny --good a --bad b"
+        );
+        let got = expanded(&w("--good a --repo=tiny"), data, engine).unwrap();
+        assert_eq!(got[2..4].join(" "), "--repo /srv/tiny");
+        assert_eq!(got.len(), 9);
+        for bad in [
+            "--repo /etc --good a",
+            "--repo ../x",
+            "--repo nobody",
+            "--good a --repo",
+        ] {
+            let e = expanded(&w(bad), data, engine).unwrap_err();
+            assert!(matches!(e, Refused::Bad(_)), "{bad}");
+        }
+        assert_eq!(
+            expanded(&w("--each nodes=5"), data, engine).unwrap(),
+            w("--each nodes=5")
         );
     }
 }
