@@ -164,6 +164,8 @@ fn every_page_renders_the_csrf_field_in_each_post_form_and_the_account_links() {
         "/actions",
         "/account",
         "/users",
+        "/engines/tiny/watch",
+        "/engines/tiny/progression",
     ] {
         assert!(paths.contains(needed), "{needed} not reached: {paths:?}");
     }
@@ -184,6 +186,7 @@ fn every_page_renders_the_csrf_field_in_each_post_form_and_the_account_links() {
         ("/runs/1/priority", "priority=x&throughput=1".into()),
         ("/engines", "name=bad%20name&repo=/nowhere".into()),
         ("/engines/nope/edit", "repo=/nowhere".into()),
+        ("/engines/tiny/watch", "branch=-x".into()),
         ("/nets/default", "engine=nope&net=".into()),
         ("/machines/x/exclude", "excluded=maybe".into()),
         ("/account/tokens", format!("label={long}")),

@@ -180,8 +180,11 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
                 },
                 |id| claim_dir(st, id),
             )?;
-            if !engines.is_empty() {
+            // A registered repository (`--repo NAME`) is expanded by the builder too.
+            if !engines.is_empty() || super::repo_words::names_repo(&words) {
                 db.mark_unbuilt(run.id)?;
+            }
+            if !engines.is_empty() {
                 db.insert_run_engines(run.id, &engines)?;
             }
             if !nets.is_empty() {

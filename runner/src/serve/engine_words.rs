@@ -176,7 +176,8 @@ fn spliced(words: &[String], named: &[Named], binaries: &[String]) -> Vec<String
 /// check reads, each registered engine standing in as `cmd=STAND_IN` (a binary that
 /// exists; the check does not start it), and the rows the run keeps until its engines are
 /// built (the revision as given, no commit yet: `sha` and `binary` empty, `bench` the one
-/// given or 0). Refused as [`named`] refuses.
+/// given or 0). Refused as [`named`] refuses, and for a `--repo` that names no registered
+/// engine (`super::repo_words`, expanded in the checked words as the builder will).
 pub fn plan(
     st: &AppState,
     words: &[String],
@@ -185,7 +186,8 @@ pub fn plan(
     let named = named(st, words)?;
     let stand_in = stand_in.to_string_lossy().into_owned();
     let binaries = vec![stand_in; named.len()];
-    let checked = spliced(words, &named, &binaries);
+    // A registered repository (`--repo NAME`) as the builder will give it, without a fetch.
+    let checked = super::repo_words::expand(st, &spliced(words, &named, &binaries), false)?;
     let rows = named
         .iter()
         .map(|n| RunEngine {
@@ -207,7 +209,8 @@ pub fn plan(
 /// built (or found in the cache) and its bench checked against `bench=`; the rows the run
 /// keeps. The scheduler's builder calls it once a run is queued (approved), never an HTTP
 /// request. Refused as [`plan`] refuses, and: an unknown revision, a failed build (its last
-/// lines), a bench that differs (both numbers). Each step of a build goes to `log`.
+/// lines), a bench that differs (both numbers). Each step of a build goes to `log`. A
+/// registered repository (`--repo NAME`) is expanded too (`super::repo_words`).
 pub fn build(
     st: &AppState,
     words: &[String],
@@ -248,7 +251,8 @@ pub fn build(
         });
         binaries.push(binary);
     }
-    Ok((spliced(words, &named, &binaries), rows))
+    let words = super::repo_words::expand(st, &spliced(words, &named, &binaries), true)?;
+    Ok((words, rows))
 }
 
 fn get_engine_for_run(st: &AppState, name: &str) -> Result<Engine, Refused> {

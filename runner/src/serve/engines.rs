@@ -243,7 +243,7 @@ fn registered(st: &AppState, name: &str) -> Result<Engine, Refused> {
 /// Refuses (403) a caller who may not `what` (change, remove) engine `e`: on a server with
 /// accounts only its owner or an admin may; an engine registered before engines had owners
 /// only an admin.
-fn may_change(e: &Engine, caller: &Caller, what: &str) -> Result<(), Refused> {
+pub fn may_change(e: &Engine, caller: &Caller, what: &str) -> Result<(), Refused> {
     if !caller.accounts || caller.is_admin() {
         return Ok(());
     }

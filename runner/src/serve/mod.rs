@@ -35,6 +35,7 @@ pub mod nets;
 pub mod nodes;
 pub mod nps_scale;
 pub mod pages;
+pub mod repo_words;
 pub mod residuals;
 pub mod router;
 pub mod scheduler;
@@ -45,6 +46,7 @@ pub mod state;
 pub mod store;
 pub mod tls;
 pub mod transport;
+pub mod watch;
 pub mod words;
 
 use std::path::Path;
@@ -134,6 +136,7 @@ pub fn run(settings: Settings, check: CheckWords) -> CliResult {
     cache::start(state.cache.clone(), state.store.clone()).map_err(CliError::failure)?;
     machines::measure_local(state.store.clone());
     builder::start(state.clone()).map_err(CliError::failure)?;
+    watch::watcher::start(state.clone()).map_err(CliError::failure)?;
     let closing = state.clone();
     let sched_handle = sched.clone();
     let db_events = state.store.clone();

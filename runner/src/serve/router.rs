@@ -6,7 +6,7 @@ use axum::{middleware, Router};
 
 use super::accounts::guard;
 use super::handlers::{
-    accounts, api, engines, files, forms, index_stream, machines, nets, ops, pages, stream,
+    accounts, api, engines, files, forms, index_stream, machines, nets, ops, pages, stream, watch,
 };
 use super::limits;
 use super::state::Shared;
@@ -32,6 +32,12 @@ pub fn build(state: Shared) -> Router {
         .route("/engines/{name}/edit", post(engines::edit_form))
         .route("/engines/{name}/remove", post(engines::remove_form))
         .route("/engines/{name}/approve", post(engines::approve_form))
+        .route(
+            "/engines/{name}/watch",
+            get(watch::settings_page).post(watch::settings_form),
+        )
+        .route("/engines/{name}/unwatch", post(watch::unwatch_form))
+        .route("/engines/{name}/progression", get(watch::progression_page))
         .route("/nets", get(nets::index).post(nets::upload_form))
         .route("/nets/default", post(nets::default_form))
         .route("/nets/{name}/remove", post(nets::remove_form))
@@ -57,6 +63,15 @@ pub fn build(state: Shared) -> Router {
         )
         .route("/api/engines/{name}/approve", post(engines::approve))
         .route("/api/engines/{name}/net", post(nets::set_default))
+        .route(
+            "/api/engines/{name}/watch",
+            get(watch::get).put(watch::put).delete(watch::delete),
+        )
+        .route("/api/engines/{name}/push", post(watch::push))
+        .route(
+            "/api/engines/{name}/progression",
+            get(watch::api_progression),
+        )
         .route("/api/nets", get(nets::list).post(nets::upload))
         .route("/api/nets/{name}", get(nets::get).delete(nets::remove))
         .route("/api/events", get(ops::api_events))

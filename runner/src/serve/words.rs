@@ -36,6 +36,10 @@ pub const OWNED: &[&str] = &[
     "--probe-games",
     "--inspect",
     "--no-build",
+    // A registered repository's build (`--repo NAME` expanded: serve/repo_words.rs).
+    "--name",
+    "--build",
+    "--builds",
 ];
 
 /// Whether the server owns `flag`: one of [`OWNED`], or one that names a served kind's

@@ -9,7 +9,8 @@
 //!   and out, until `spar serve --add-admin` makes one: a server with accounts never falls
 //!   back to the one-person mode.
 //!
-//! On a server with accounts, a state-changing request other than `/login` and `/signup`:
+//! On a server with accounts, a state-changing request other than `/login`, `/signup` and a
+//! watched branch's push hook (`/api/engines/NAME/push`, which checks its own token):
 //!
 //! - needs an account: 401 on the API (`/api/…`), a redirect to `/login` on a page;
 //! - made with the session cookie, needs the session's CSRF token: the form field `csrf`
@@ -46,8 +47,10 @@ const NO_ADMIN_OPEN: &[&str] = &["/login", "/logout"];
 
 /// The middleware (see the module's documentation).
 pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Response {
+    let hook = is_push_hook(req.uri().path());
     let session = cookie(req.headers(), COOKIE);
-    let bearer = bearer(req.headers());
+    // A push hook's bearer is its watch's push token, which its handler checks.
+    let bearer = bearer(req.headers()).filter(|_| !hook);
     let (session_in, bearer_in) = (session.clone(), bearer.clone());
     let found = st.store.read(move |db| {
         let (session, bearer) = (session_in, bearer_in);
@@ -94,7 +97,7 @@ pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Re
             "this server has accounts but no active admin: every change is refused until one              is made with `spar serve --data-dir DIR --add-admin NAME`",
         );
     }
-    if accounts && changes && !OPEN.contains(&path.as_str()) {
+    if accounts && changes && !OPEN.contains(&path.as_str()) && !hook {
         if bearer.is_some() && caller.user.is_none() {
             return refuse(
                 "/api/",
@@ -150,6 +153,15 @@ pub fn refuse_for(page: &Page, path: &str, code: StatusCode, message: &str) -> R
         esc(message)
     );
     (code, Html(layout(page, "Refused", &body, ""))).into_response()
+}
+
+/// Whether `path` is a watched branch's push hook (`/api/engines/NAME/push`): a forge
+/// calls it with the watch's push token, no account (serve/watch/settings.rs checks it; the
+/// hook only asks for a look at the branch).
+fn is_push_hook(path: &str) -> bool {
+    path.strip_prefix("/api/engines/")
+        .and_then(|rest| rest.strip_suffix("/push"))
+        .is_some_and(|name| !name.is_empty() && !name.contains('/'))
 }
 
 /// The value of cookie `name`.
@@ -235,5 +247,18 @@ mod tests {
         assert_eq!(cookie(&h, "c"), None);
         assert_eq!(field("x=1&csrf=ff&y=", "csrf").as_deref(), Some("ff"));
         assert_eq!(field("x=1", "csrf"), None);
+    }
+
+    #[test]
+    fn only_an_engines_push_hook_is_one() {
+        assert!(is_push_hook("/api/engines/stash/push"));
+        for not in [
+            "/api/engines//push",
+            "/api/engines/a/b/push",
+            "/api/engines/a",
+            "/push",
+        ] {
+            assert!(!is_push_hook(not), "{not}");
+        }
     }
 }

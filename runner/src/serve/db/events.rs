@@ -35,6 +35,7 @@ pub const KINDS: &[&str] = &[
     "net",
     "machine",
     "disk",
+    "watch",
 ];
 
 /// One event.

@@ -12,6 +12,7 @@ pub mod machines;
 pub mod nets;
 pub mod runs;
 pub mod users;
+pub mod watch;
 
 use std::path::Path;
 
@@ -30,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_nps.sql"),
     include_str!("migrations/0010_engine_owners.sql"),
     include_str!("migrations/0011_accounts_security.sql"),
+    include_str!("migrations/0012_watch.sql"),
 ];
 
 /// The index in [`MIGRATIONS`] of the migration that makes account names unique without

@@ -12,6 +12,7 @@ pub mod nets;
 pub mod ops;
 pub mod pages;
 pub mod stream;
+pub mod watch;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

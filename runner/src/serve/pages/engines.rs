@@ -86,13 +86,17 @@ pub fn page(page: &Page, engines: &[(Engine, Vec<(String, u64)>)], form: &Engine
 
 /// An engine's edit form (repository, build) and remove button (its owner's or an
 /// admin's), the change that waits for an approver with its approve button; a removed
-/// engine's date.
+/// engine's date; the links to its watch settings and its progression.
 fn change_forms(page: &Page, e: &Engine) -> String {
     let csrf = page.csrf_field();
-    if e.removed.is_some() {
-        return format!("removed {} UTC", time(e.removed));
-    }
     let n = esc(&e.name);
+    let watch = format!(
+        "<p class=\"watch-links\"><a href=\"/engines/{n}/watch\">watch</a> · \
+         <a href=\"/engines/{n}/progression\">progression</a></p>"
+    );
+    if e.removed.is_some() {
+        return format!("removed {} UTC{watch}", time(e.removed));
+    }
     let pending = e.pending.as_ref().map_or(String::new(), |p| {
         format!(
             "<p class=\"pending\" id=\"pending-{n}\">{by} asks to change it to \
@@ -115,7 +119,7 @@ fn change_forms(page: &Page, e: &Engine) -> String {
          <select name=\"build\" aria-label=\"build\">{make}{spar}</select> \
          <button type=\"submit\">Change</button></form>\
          <form method=\"post\" action=\"/engines/{n}/remove\">{csrf}\
-         <button type=\"submit\">Remove</button></form>{pending}",
+         <button type=\"submit\">Remove</button></form>{pending}{watch}",
         repo = esc(&e.repo),
         make = option("make"),
         spar = option("spar"),

@@ -11,6 +11,7 @@ pub mod nets;
 pub mod ops;
 pub mod run;
 pub mod search;
+pub mod watch;
 
 use html::{esc, num};
 
