@@ -304,7 +304,7 @@ fn four_commits_pushed_at_once_are_tested_and_the_failed_push_is_bisected() {
     let start = Instant::now();
     let bisect = loop {
         let p = progression(&s, "tiny");
-        if let Some(b) = runs_of(&p, "bisect")
+        if let Some(b) = runs_of(&p, "bisection")
             .first()
             .filter(|b| !b["found"].is_null())
         {

@@ -182,6 +182,7 @@ enum RunWords {
     Tune(super::tune::TuneArgs),
     Datagen(super::datagen::DatagenArgs),
     Report(super::report::ReportArgs),
+    Bisect(super::bisect::BisectArgs),
 }
 
 /// Checks `spar KIND WORDS…` with the server's output flags pointing into `scratch`, as the
@@ -226,6 +227,7 @@ fn check_quoting(kind: &str, words: &[String], scratch: &Path, track: bool) -> R
         RunWords::Tune(a) => crate::jobs::tune::setup::setup(&a).map(|_| ()),
         RunWords::Datagen(a) => crate::jobs::datagen::plan::plan(&a).map(|_| ()),
         RunWords::Report(a) => crate::jobs::report::check(&a, track),
+        RunWords::Bisect(a) => a.check().map(|_| ()),
     };
     checked.map_err(|e| e.message)
 }

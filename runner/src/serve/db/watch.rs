@@ -69,7 +69,7 @@ pub struct WatchRun {
     pub id: i64,
     pub engine: String,
     pub branch: String,
-    /// `batch`, `bisect` or `anchor`.
+    /// `batch`, `bisection` or `anchor`.
     pub role: String,
     pub run_id: Option<i64>,
     pub base: String,
@@ -466,7 +466,7 @@ mod tests {
         let id = db
             .insert_watch_run("e", "main", "batch", Some(3), "a", "b", 4)
             .unwrap();
-        db.insert_watch_run("e", "main", "bisect", None, "a", "b", 4)
+        db.insert_watch_run("e", "main", "bisection", None, "a", "b", 4)
             .unwrap();
         assert_eq!(db.watch_runs(None, true).unwrap().len(), 1);
         db.watch_run_handled(id, Some("c")).unwrap();

@@ -42,7 +42,7 @@ pub const BISECT_PRIORITY: i64 = -1;
 
 /// The roles of the runs a watch records besides its commit tests.
 pub const BATCH: &str = "batch";
-pub const BISECT: &str = "bisect";
+pub const BISECT: &str = "bisection";
 pub const ANCHOR: &str = "anchor";
 
 /// Starts the watcher thread (it never returns).
@@ -322,7 +322,7 @@ fn submit(
     let name = match role {
         WatchRole::CommitTest => "commit test",
         WatchRole::AnchorTest => "anchor test",
-        WatchRole::Bisect => "bisect",
+        WatchRole::Bisect => "bisection",
     };
     let Some(kind) = kind_for(role) else {
         note(

@@ -46,7 +46,7 @@ CREATE TABLE watch_runs (
     id       INTEGER PRIMARY KEY AUTOINCREMENT,
     engine   TEXT    NOT NULL,
     branch   TEXT    NOT NULL,
-    role     TEXT    NOT NULL,                  -- batch, bisect, anchor
+    role     TEXT    NOT NULL,                  -- batch, bisection, anchor
     run_id   INTEGER,                           -- NULL: refused (the event log says why)
     base     TEXT    NOT NULL,
     tip      TEXT    NOT NULL,
