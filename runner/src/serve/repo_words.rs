@@ -135,7 +135,7 @@ mod tests {
         );
         let got = expanded(&w("--good a --repo=tiny"), data, engine).unwrap();
         assert_eq!(got[2..4].join(" "), "--repo /srv/tiny");
-        assert_eq!(got.len(), 9);
+        assert_eq!(got.len(), 10);
         for bad in [
             "--repo /etc --good a",
             "--repo ../x",
