@@ -1,7 +1,7 @@
 //! The arguments of `spar bisect`, their checks before anything is built or played, and
 //! the words a plan keeps of them (what `--resume` must give again).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::{BookArgs, SprtBounds};
 use crate::engines::repo_build::{check_name, check_rev, BUILDS_KINDS};
@@ -186,9 +186,10 @@ impl BisectArgs {
         };
         let last = path
             .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .next_back()
-            .map_or_else(String::new, |c| c.as_os_str().to_string_lossy().into_owned());
+            .rfind(|c| !matches!(c, std::path::Component::CurDir))
+            .map_or_else(String::new, |c| {
+                c.as_os_str().to_string_lossy().into_owned()
+            });
         let last = last.rsplit(':').next().unwrap_or(&last);
         last.strip_suffix(".git").unwrap_or(last).to_string()
     }
@@ -307,7 +308,10 @@ mod tests {
         let want = here.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(parse(&OK.replace("/r/eng.git", ".")).name(), want);
         assert_eq!(parse(&OK.replace("/r/eng.git", "./")).name(), want);
-        assert_eq!(parse(&OK.replace("/r/eng.git", "git@host:eng.git")).name(), "eng");
+        assert_eq!(
+            parse(&OK.replace("/r/eng.git", "git@host:eng.git")).name(),
+            "eng"
+        );
         assert_eq!(parse(OK).check().unwrap(), PathBuf::from("d"));
     }
 
