@@ -164,7 +164,8 @@ pub struct Cache<'a> {
     pub dir: &'a Path,
     /// Where the temporary checkouts are made.
     pub tmp: &'a Path,
-    /// The name an install is reported under (`spar serve`, `spar bisect`).
+    /// The name an install is reported under on stderr (`spar serve`, `spar bisect`);
+    /// empty: not reported.
     pub who: &'a str,
 }
 
@@ -326,10 +327,12 @@ fn make_and_bench(
     let _ = std::fs::remove_dir_all(dir); // a half-made one (no bench file)
     let stage = stage.keep();
     std::fs::rename(&stage, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    eprintln!(
-        "{}: engine {engine} built at {short}: bench {bench}",
-        cache.who
-    );
+    if !cache.who.is_empty() {
+        eprintln!(
+            "{}: engine {engine} built at {short}: bench {bench}",
+            cache.who
+        );
+    }
     Ok(Built {
         binary: dir.join(exe),
         bench,

@@ -1,7 +1,7 @@
 //! The arguments of `spar bisect`, their checks before anything is built or played, and
 //! the words a plan keeps of them (what `--resume` must give again).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::{BookArgs, SprtBounds};
 use crate::engines::repo_build::{check_name, check_rev, BUILDS_KINDS};
@@ -173,17 +173,25 @@ impl BisectArgs {
         }
     }
 
-    /// `--name`, or the repository's last path component without `.git`.
+    /// `--name`, or the repository's last path component without `.git` (of a path's
+    /// absolute form: `--repo .` is named after the current directory).
     pub fn name(&self) -> String {
         if let Some(n) = &self.name {
             return n.clone();
         }
-        let trimmed = self.repo.trim_end_matches('/');
-        let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
-        let last = last.strip_suffix(".git").unwrap_or(last);
-        Path::new(last)
-            .file_name()
-            .map_or_else(|| last.to_string(), |n| n.to_string_lossy().into_owned())
+        let path = if crate::engines::repo_build::is_url(&self.repo) {
+            PathBuf::from(&self.repo)
+        } else {
+            std::path::absolute(&self.repo).unwrap_or_else(|_| PathBuf::from(&self.repo))
+        };
+        let last = path
+            .components()
+            .rfind(|c| !matches!(c, std::path::Component::CurDir))
+            .map_or_else(String::new, |c| {
+                c.as_os_str().to_string_lossy().into_owned()
+            });
+        let last = last.rsplit(':').next().unwrap_or(&last);
+        last.strip_suffix(".git").unwrap_or(last).to_string()
     }
 
     /// The words a plan keeps (what defines the bisect; `--resume` must give the same):
@@ -296,6 +304,14 @@ mod tests {
             "stash"
         );
         assert_eq!(parse(&format!("{OK} --name sf")).name(), "sf");
+        let here = std::env::current_dir().unwrap();
+        let want = here.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(parse(&OK.replace("/r/eng.git", ".")).name(), want);
+        assert_eq!(parse(&OK.replace("/r/eng.git", "./")).name(), want);
+        assert_eq!(
+            parse(&OK.replace("/r/eng.git", "git@host:eng.git")).name(),
+            "eng"
+        );
         assert_eq!(parse(OK).check().unwrap(), PathBuf::from("d"));
     }
 

@@ -38,7 +38,7 @@ impl Builder<'_> {
         let cache = Cache {
             dir: &self.builds,
             tmp: &self.tmp,
-            who: WHO,
+            who: if quiet { "" } else { WHO },
         };
         ensure_in(
             cache,
