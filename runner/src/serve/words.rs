@@ -180,7 +180,10 @@ mod tests {
 
     #[test]
     fn the_server_lists_its_kinds_sprt_first() {
-        assert_eq!(kinds(), ["sprt", "match", "tune", "datagen", "report", "bisect"]);
+        assert_eq!(
+            kinds(),
+            ["sprt", "match", "tune", "datagen", "report", "bisect"]
+        );
     }
 
     #[test]

@@ -419,9 +419,7 @@ pub(crate) mod tests {
         let (_, steps, s) = load(dir.path()).unwrap().unwrap();
         assert_eq!(steps.len(), 4);
         assert_eq!(s.next, Answer::Test(6));
-        for (i, o) in [(6, Outcome::Bad)] {
-            append_step(dir.path(), &step(&p, Role::Search, i, o)).unwrap();
-        }
+        append_step(dir.path(), &step(&p, Role::Search, 6, Outcome::Bad)).unwrap();
         assert_eq!(load(dir.path()).unwrap().unwrap().2.next, Answer::Found(6));
     }
 

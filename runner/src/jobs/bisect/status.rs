@@ -143,33 +143,13 @@ impl BisectStatus {
         }
     }
 
-    /// A step's line: its interval (a search step), commit, games, Elo, LLR and outcome.
+    /// A step's line as the command printed it (`answer::step_line`), after the interval a
+    /// search step searched, indented by its depth: the tree of the search.
     fn step_line(&self, k: usize, s: &Step, interval: Option<(usize, usize)>) -> String {
-        let what = match s.role {
-            Role::Gate => "gate  ".to_string(),
-            Role::Search => format!("step {k}"),
-        };
         let tree = interval.map_or(String::new(), |(lo, hi)| {
             format!("{}[{lo}..{hi}] ", "  ".repeat(k.saturating_sub(1)))
         });
-        let result = match s.outcome {
-            Outcome::Skip => format!("skipped: {}", s.why.as_deref().unwrap_or("not tested")),
-            o => format!(
-                "{} games, Elo {:+.1} ± {:.1}, LLR {:.2} [{:.2}, {:.2}]: {}",
-                s.games,
-                s.elo,
-                s.elo_pm,
-                s.llr,
-                s.lower,
-                s.upper,
-                if o == Outcome::Good { "good" } else { "bad" }
-            ),
-        };
-        format!(
-            "{what} {tree}{} ({}): {result}",
-            self.commit_label(s.commit),
-            s.commit
-        )
+        format!("{tree}{}", super::answer::step_line(&self.plan, k, s))
     }
 
     /// Each finished step's line, with the interval it searched.
@@ -218,6 +198,14 @@ impl StatusView for BisectStatus {
         }
         out.push(format!("Games: {}", self.games()));
         out.push(self.answer());
+        if let Answer::Found(i) = self.state.next {
+            out.extend(super::answer::spread(
+                &self.plan,
+                &self.state,
+                &self.steps,
+                i,
+            ));
+        }
         out
     }
 
@@ -409,9 +397,9 @@ mod tests {
         );
         assert!(lines
             .iter()
-            .any(|l| l.starts_with("gate   ") && l.ends_with(": bad")));
+            .any(|l| l.starts_with("gate: ") && l.ends_with(": regression")));
         assert!(
-            lines.iter().any(|l| l.starts_with("step 2   [0..8] ")),
+            lines.iter().any(|l| l.starts_with("  [0..8] step 2: ")),
             "{lines:?}"
         );
         assert!(lines.contains(&"Playing steps/03-000000000000:".to_string()));
