@@ -23,10 +23,13 @@ pub fn reader(run: &LiveRun) -> Box<dyn LiveReader> {
     })
 }
 
+/// What a reading was made of: the steps file's length and time, and the step in play.
+type Mark = (Option<(u64, SystemTime)>, Option<String>);
+
 struct BisectReader {
     dir: PathBuf,
     /// The steps file's length and time, and the step directories, at the last reading.
-    seen: Option<(Option<(u64, SystemTime)>, Option<String>)>,
+    seen: Option<Mark>,
     /// Whether the last reading was the empty one of a directory with no plan.
     empty: bool,
     /// The step in play and its SPRT's reader.
