@@ -365,8 +365,9 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     assert_eq!(code, 401, "{body}");
     let (code, body) = push(&s, "tiny", Some(&"0".repeat(64)));
     assert_eq!(code, 403, "{body}");
+    // An engine not watched answers as a wrong token does.
     let (code, body) = push(&s, "nobody", Some(&token));
-    assert_eq!(code, 404, "{body}");
+    assert_eq!(code, 403, "{body}");
     std::thread::sleep(Duration::from_secs(3));
     assert!(runs(&s).is_empty(), "{:?}", runs(&s));
     assert!(progression(&s, "tiny")["points"]
@@ -434,7 +435,7 @@ fn the_push_token_is_checked_and_a_force_push_and_unwatching_test_nothing() {
     let (code, v) = s.json("DELETE", "/api/engines/tiny/watch", None);
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["watch"]["active"], false);
-    assert_eq!(push(&s, "tiny", Some(&rotated)).0, 404);
+    assert_eq!(push(&s, "tiny", Some(&rotated)).0, 403);
     assert_eq!(
         progression(&s, "tiny")["points"].as_array().unwrap().len(),
         1

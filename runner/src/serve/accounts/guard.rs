@@ -47,7 +47,8 @@ const NO_ADMIN_OPEN: &[&str] = &["/login", "/logout"];
 
 /// The middleware (see the module's documentation).
 pub async fn guard(State(st): State<Shared>, mut req: Request, next: Next) -> Response {
-    let hook = is_push_hook(req.uri().path());
+    // Only its POST: any other method on the path is refused as on every route.
+    let hook = req.method() == Method::POST && is_push_hook(req.uri().path());
     let session = cookie(req.headers(), COOKIE);
     // A push hook's bearer is its watch's push token, which its handler checks.
     let bearer = bearer(req.headers()).filter(|_| !hook);

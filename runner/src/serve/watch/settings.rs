@@ -247,10 +247,22 @@ pub fn unwatch(st: &AppState, name: &str, caller: &Caller) -> Result<Watch, Refu
         .unwrap_or_default())
 }
 
+/// The hook's refusal of a wrong token, or of an engine that is not watched (the same
+/// answer: 403).
+fn refused(name: &str) -> (u16, String) {
+    (
+        403,
+        format!(
+            "engine {name}: wrong push token, or the engine is not watched (its owner sees the \
+             token once, when the watch is made or its token rotated)"
+        ),
+    )
+}
+
 /// The push hook's check: `token` (`None`: none sent) must be engine `name`'s push token,
 /// and the engine watched; then a look at the branch is asked of the watcher (nothing
-/// else). `Err`: the HTTP status (401 without a token, 403 with a wrong one, 404 when the
-/// engine is not watched, 500) and the message.
+/// else). `Err`: the HTTP status (401 without a token; 403 with a wrong one or for an
+/// engine not watched, the same answer; 500) and the message.
 pub fn push(st: &AppState, name: &str, token: Option<&str>) -> Result<String, (u16, String)> {
     let internal = |e: String| (500, e);
     let Some(token) = token else {
@@ -262,9 +274,11 @@ pub fn push(st: &AppState, name: &str, token: Option<&str>) -> Result<String, (u
             ),
         ));
     };
+    // An engine not watched (or unknown) answers as a wrong token does: the hook's caller
+    // learns nothing of which engines are watched without a token of one.
     let found = st.store.blocking(|db| db.watch(name)).map_err(internal)?;
     let Some((w, hash)) = found.filter(|(w, _)| w.active) else {
-        return Err((404, format!("engine {name} is not watched")));
+        return Err(refused(name));
     };
     if hash.is_empty() || !same(&token_hash(token), &hash) {
         let _ = st.store.blocking(|db| {
@@ -274,13 +288,7 @@ pub fn push(st: &AppState, name: &str, token: Option<&str>) -> Result<String, (u
                 &format!("engine {name}: a push with a wrong token was refused"),
             )
         });
-        return Err((
-            403,
-            format!(
-                "engine {name}: wrong push token (its owner sees it once, when the watch is \
-                 made or its token rotated)"
-            ),
-        ));
+        return Err(refused(name));
     }
     st.store
         .blocking(|db| {
