@@ -162,6 +162,11 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
     (st.check)(&s.kind, &plain, scratch.path()).map_err(Refusal::Bad)?;
     drop(scratch);
     let waits = waits(st, s.owner.as_deref())?;
+    let then = if waits {
+        ": it waits for an approver"
+    } else {
+        ""
+    };
     // Stored with its engines as named and marked unbuilt as one unit of the database (and
     // under one lock: the scheduler never sees it built before its engines are, a crash
     // never leaves it half stored).
@@ -190,20 +195,16 @@ pub fn submit(st: &AppState, s: &Submit) -> Result<Run, Refusal> {
             if !nets.is_empty() {
                 db.insert_run_nets(run.id, &nets)?;
             }
+            // In the same unit: the scheduler may start the run as soon as it is stored,
+            // and the event log has its submission before its start.
+            db.event(
+                Some(run.id),
+                "submit",
+                &format!("run {}: spar {} submitted{then}", run.id, run.kind),
+            )?;
             Ok(run)
         })
     })?;
-    let then = if waits {
-        ": it waits for an approver"
-    } else {
-        ""
-    };
-    event(
-        st,
-        run.id,
-        "submit",
-        &format!("run {}: spar {} submitted{then}", run.id, run.kind),
-    );
     let detail = format!("spar {}{then}", run.kind);
     log(st, s.owner.as_deref(), Action::Submit, run.id, &detail);
     st.sched.wake();
