@@ -17,19 +17,27 @@ pub fn reader(run: &LiveRun) -> Box<dyn LiveReader> {
     Box::new(BisectReader {
         dir: run.file.clone(),
         seen: None,
+        status: None,
         empty: false,
         step: None,
         step_live: Live::default(),
     })
 }
 
-/// What a reading was made of: the steps file's length and time, and the step in play.
-type Mark = (Option<(u64, SystemTime)>, Option<String>);
+/// What a reading was made of: the plan's and the steps file's length and time, and the
+/// last step directory.
+type Mark = (
+    Option<(u64, SystemTime)>,
+    Option<(u64, SystemTime)>,
+    Option<String>,
+);
 
 struct BisectReader {
     dir: PathBuf,
-    /// The steps file's length and time, and the step directories, at the last reading.
+    /// The plan, the steps file and the last step directory at the last reading.
     seen: Option<Mark>,
+    /// The status replayed at the last change of the mark (`None`: no plan).
+    status: Option<BisectStatus>,
     /// Whether the last reading was the empty one of a directory with no plan.
     empty: bool,
     /// The step in play and its SPRT's reader.
@@ -39,26 +47,45 @@ struct BisectReader {
 }
 
 impl BisectReader {
-    fn steps_mark(&self) -> Option<(u64, SystemTime)> {
-        let m = std::fs::metadata(self.dir.join(super::record::STEPS)).ok()?;
-        Some((m.len(), m.modified().ok()?))
+    /// What the plan, the steps and the step directories look like now (metadata and
+    /// names only: nothing is read).
+    fn mark(&self) -> Mark {
+        let meta = |name: &str| {
+            let m = std::fs::metadata(self.dir.join(name)).ok()?;
+            Some((m.len(), m.modified().ok()?))
+        };
+        let last_step = std::fs::read_dir(self.dir.join("steps"))
+            .ok()
+            .and_then(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).max())
+            .map(|n| n.to_string_lossy().into_owned());
+        (
+            meta(super::record::PLAN),
+            meta(super::record::STEPS),
+            last_step,
+        )
     }
 }
 
 impl LiveReader for BisectReader {
     fn update(&mut self) -> Option<Reading> {
-        let status = match status::of_dir(&self.dir) {
-            Ok(Some(s)) => s,
-            // No plan yet (or one this spar cannot read): no numbers.
-            _ => {
-                let again = self.empty;
-                (self.seen, self.empty) = (None, true);
-                return (!again).then(Reading::default);
-            }
+        // The plan and the steps are read again only when they (or the step directories)
+        // changed; the step in play through the SPRT's own incremental reader.
+        let mark = self.mark();
+        let changed = self.seen.as_ref() != Some(&mark);
+        if changed {
+            self.seen = Some(mark);
+            // One this spar cannot read gives no numbers, as with no plan yet.
+            self.status = status::of_dir_with(&self.dir, |_| Vec::new()).unwrap_or_default();
+        }
+        let Some(status) = &mut self.status else {
+            let again = self.empty;
+            self.empty = true;
+            return (!again || changed).then(Reading::default);
         };
+        self.empty = false;
         let playing = status.playing.as_ref().map(|(rel, _)| rel.clone());
         if self.step.as_ref().map(|(rel, _)| rel) != playing.as_ref() {
-            self.step = playing.clone().map(|rel| {
+            self.step = playing.map(|rel| {
                 let dir = self.dir.join(&rel);
                 let cluster = crate::cluster::manifest::Manifest::path(&dir)
                     .is_file()
@@ -79,15 +106,14 @@ impl LiveReader for BisectReader {
                 step_changed = true;
             }
         }
-        let mark = (self.steps_mark(), playing);
-        if !step_changed && self.seen.as_ref() == Some(&mark) {
+        if !changed && !step_changed {
             return None;
         }
-        (self.seen, self.empty) = (Some(mark), false);
-        Some(reading(
-            status,
-            self.step.is_some().then_some(&self.step_live),
-        ))
+        if let Some((_, lines)) = &mut status.playing {
+            lines.clone_from(&self.step_live.lines);
+        }
+        let step = self.step.is_some().then_some(&self.step_live);
+        Some(reading(status.clone(), step))
     }
 }
 

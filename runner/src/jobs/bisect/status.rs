@@ -27,13 +27,25 @@ pub struct BisectStatus {
     pub live: bool,
 }
 
-/// The status of the bisect in `dir` (`Ok(None)`: `dir` holds no bisect plan).
+/// The status of the bisect in `dir` (`Ok(None)`: `dir` holds no bisect plan), with the
+/// step in play's SPRT lines read from its files.
 pub fn of_dir(dir: &Path) -> CliResult<Option<BisectStatus>> {
+    of_dir_with(dir, |step| {
+        step_snapshot(step).map_or_else(Vec::new, |s| s.lines())
+    })
+}
+
+/// [`of_dir`] with the step in play's lines given by `lines_of` (a live reader's own,
+/// kept up to date from the bytes appended: no whole read of the step's file).
+pub fn of_dir_with(
+    dir: &Path,
+    lines_of: impl FnOnce(&Path) -> Vec<String>,
+) -> CliResult<Option<BisectStatus>> {
     let Some((plan, steps, state)) = record::load(dir)? else {
         return Ok(None);
     };
     let playing = playing_dir(dir, &steps, &state).map(|rel| {
-        let lines = step_snapshot(&dir.join(&rel)).map_or_else(Vec::new, |s| s.lines());
+        let lines = lines_of(&dir.join(&rel));
         (rel, lines)
     });
     let live = playing
